@@ -1,0 +1,5 @@
+import sys
+
+from igot.cli import main
+
+sys.exit(main())

@@ -1,0 +1,494 @@
+"""Exports: what people read and play, made from a saved Transcript alone.
+
+HTML and Markdown are for reading (one paragraph per speaker turn, every phrase a link to its
+moment in the video), SRT and WebVTT are for video players, JSON is the transcript itself so any
+export can be made again later.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, NamedTuple, Optional
+from urllib.parse import urlsplit
+
+from igot.errors import IgotError
+from igot.transcript import Phrase, Transcript, Word
+
+FORMATS = ("json", "html", "md", "srt", "vtt")  # each is also the file extension
+MAX_CUE_SECONDS = 7.0
+MAX_CUE_CHARS = 84  # two subtitle lines of 42 characters, the usual broadcast limit
+MIN_CUE_MS = 100  # a cue with no duration is never shown
+PARAGRAPH_PAUSE = 3.0  # without speaker labels, start a new paragraph after this much silence
+NO_SPEECH = "No speech was found in this recording."
+
+# Speaker colours, all at least 4.5:1 against white (WCAG AA), and border styles so that speakers
+# stay apart when printed in grey or read by someone who doesn't see the colours.
+PALETTE = ("#1f5fa8", "#b23a1e", "#1b7f4b", "#7b3fb2", "#8a5a00", "#0e7a83", "#b02f6b", "#4b5a6b")
+BORDERS = ("solid", "dashed", "dotted", "double")
+
+
+# --- names and times --------------------------------------------------------------------------
+def slugify(title: str, max_length: int = 80) -> str:
+    """A safe, readable file stem: ASCII, lower case, words joined by '-'."""
+    # NFKD splits "ã" into "a" + accent; these letters have no decomposition, so spell them out.
+    letters = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "ae", "ø": "o", "Ø": "o", "œ": "oe",
+                             "Œ": "oe", "đ": "d", "Đ": "d", "ł": "l", "Ł": "l", "þ": "th", "ð": "d"})
+    text = unicodedata.normalize("NFKD", title.translate(letters))
+    text = text.encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
+    if len(slug) > max_length:  # cut at a word boundary when there is one
+        cut = slug[: max_length + 1]
+        slug = cut.rsplit("-", 1)[0] if "-" in cut else slug[:max_length]
+    # Windows refuses these as file names, whatever the extension.
+    if slug in ("con", "prn", "aux", "nul") or re.fullmatch(r"(com|lpt)[1-9]", slug):
+        slug += "-interview"
+    return slug or "interview"
+
+
+def format_clock(seconds: float) -> str:
+    """Time for reading: '1:23', or '1:02:03' past an hour."""
+    s = int(max(0.0, seconds))  # floor, like the second a video link lands on
+    h, rem = divmod(s, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def _ms(seconds: float) -> int:
+    return max(0, round(seconds * 1000))
+
+
+def _stamp(ms: int, decimal: str) -> str:
+    h, rem = divmod(ms, 3_600_000)
+    m, rem = divmod(rem, 60_000)
+    s, ms = divmod(rem, 1000)
+    return f"{h:02d}:{m:02d}:{s:02d}{decimal}{ms:03d}"
+
+
+def format_srt_time(seconds: float) -> str:
+    """'00:01:23,456'"""
+    return _stamp(_ms(seconds), ",")
+
+
+def format_vtt_time(seconds: float) -> str:
+    """'00:01:23.456'"""
+    return _stamp(_ms(seconds), ".")
+
+
+# --- shared helpers ---------------------------------------------------------------------------
+def _clean(text: str) -> str:
+    """One line of text: a stray newline would end a subtitle cue or a Markdown paragraph."""
+    return " ".join(text.split())
+
+
+def _safe_link(url: Optional[str]) -> Optional[str]:
+    """Web, file and relative links only: a hand-edited JSON must not make a javascript: link."""
+    if not url:
+        return None
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError:
+        return None
+    return url if scheme in ("http", "https", "file", "") else None
+
+
+def _label(t: Transcript, speaker_id: str) -> str:
+    """The name a reader sees; none at all when the transcript was never split by speaker."""
+    if not speaker_id and not t.speakers:
+        return ""
+    return t.speaker_name(speaker_id)
+
+
+def _speaker_ids(t: Transcript) -> list[str]:
+    """Known speakers first, in their order, then any id only the phrases use: fixes colours."""
+    ids = [s.id for s in t.speakers]
+    for p in t.phrases:
+        if p.speaker not in ids:
+            ids.append(p.speaker)
+    return ids
+
+
+def _turns(t: Transcript) -> list[list[Phrase]]:
+    """Consecutive phrases of one speaker, read as one paragraph."""
+    turns: list[list[Phrase]] = []
+    for p in t.phrases:
+        if not _clean(p.text):
+            continue
+        last = turns[-1][-1] if turns else None
+        if last and last.speaker == p.speaker and (p.speaker or p.start - last.end < PARAGRAPH_PAUSE):
+            turns[-1].append(p)
+        else:
+            turns.append([p])
+    return turns
+
+
+def _duration(t: Transcript) -> float:
+    return t.duration or max((p.end for p in t.phrases), default=0.0)
+
+
+def _file_name(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+# --- HTML -------------------------------------------------------------------------------------
+CSS = """
+:root { color-scheme: light; --ink: #1d2430; --muted: #5b6472; --line: #e2e5ea; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #f5f6f8; color: var(--ink);
+  font: 17px/1.65 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 46rem; margin: 2.5rem auto; padding: 2.5rem 3rem; background: #fff;
+  border: 1px solid var(--line); border-radius: 12px; }
+h1 { font-size: 1.65rem; line-height: 1.25; margin: 0 0 .6rem; }
+h2 { font-size: .78rem; letter-spacing: .08em; text-transform: uppercase; color: var(--muted);
+  margin: 2.2rem 0 1rem; padding-bottom: .4rem; border-bottom: 1px solid var(--line); }
+.meta { margin: 0; color: var(--muted); font-size: .9rem; }
+.meta a { color: inherit; }
+.meta .who { font-weight: 600; border-bottom: 3px var(--b) var(--c); }
+.summary li { margin: .3rem 0; }
+.turn { margin: 0 0 1.3rem; padding-left: .9rem; border-left: 4px var(--b) var(--c); }
+.turn p { margin: 0; }
+.head { font-size: .92rem; }
+.who { color: var(--c); }
+.time { color: var(--muted); font-size: .82rem; font-variant-numeric: tabular-nums; margin-left: .35rem; }
+a.phrase { color: inherit; text-decoration: none; border-radius: 3px; }
+a.phrase:hover, a.phrase:focus { background: #fff1bf; text-decoration: underline; }
+.empty { color: var(--muted); font-style: italic; }
+footer { margin-top: 2.5rem; color: var(--muted); font-size: .8rem; }
+@media (max-width: 640px) { main { margin: 0; padding: 1.25rem; border: 0; border-radius: 0; } }
+@media print { body { background: #fff; } main { margin: 0; padding: 0; border: 0; } }
+"""
+
+
+def _html_phrase(p: Phrase) -> str:
+    e = html.escape
+    start, end = format_clock(p.start), format_clock(p.end)
+    when = start if start == end else f"{start}–{end}"
+    text = e(_clean(p.text))
+    link = _safe_link(p.link)
+    if link:  # a new tab, so the reader keeps their place in the transcript
+        return f'<a class="phrase" href="{e(link)}" title="{when}" target="_blank" rel="noopener">{text}</a>'
+    return f'<span class="phrase" title="{when}">{text}</span>'
+
+
+def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
+    """A standalone page (no external files) to read, share or print."""
+    e = html.escape
+    ids = _speaker_ids(t)
+    title = _clean(t.source.title) or "Interview"
+
+    meta = []
+    url = _safe_link(t.source.url)
+    if url:
+        meta.append(f'<a href="{e(url)}" target="_blank" rel="noopener">Open the video</a>')
+    elif t.source.path:
+        meta.append(f"File: {e(_file_name(t.source.path))}")
+    if t.language:
+        meta.append(f"Language: {e(t.language)}")
+    if _duration(t):
+        meta.append(f"Duration: {format_clock(_duration(t))}")
+    spoken = {p.speaker for p in t.phrases if _clean(p.text)}
+    names = [f'<span class="who s{i}">{e(_label(t, s))}</span>'
+             for i, s in enumerate(ids) if s in spoken and _label(t, s)]
+    if names:
+        meta.append("Speakers: " + ", ".join(names))
+
+    body = []
+    for turn in _turns(t):
+        first = turn[0]
+        name = _label(t, first.speaker)
+        head = (f'<b class="who">{e(name)}</b>' if name else "") + f'<span class="time">{format_clock(first.start)}</span>'
+        body.append(
+            f'<div class="turn s{ids.index(first.speaker)}" data-speaker="{e(first.speaker)}">\n'
+            f'<div class="head">{head}</div>\n<p>{" ".join(_html_phrase(p) for p in turn)}</p>\n</div>'
+        )
+    if not body:
+        body.append(f'<p class="empty">{NO_SPEECH}</p>')
+
+    summary_html = ""
+    if summary:
+        items = "\n".join(f"<li>{e(_clean(s))}</li>" for s in summary)
+        summary_html = f'<section class="summary">\n<h2>Summary</h2>\n<ul>\n{items}\n</ul>\n</section>\n'
+
+    # One rule per speaker: colour and border style, the same in the turns and the speaker list.
+    speaker_css = "\n".join(
+        f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(ids))
+    )
+    checked = " Click any phrase to check it in the recording." if any(_safe_link(p.link) for p in t.phrases) else ""
+    sep = ' <span aria-hidden="true">·</span> '
+    return f"""<!doctype html>
+<html lang="{e(t.language or 'und')}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{e(title)}</title>
+<style>{CSS}{speaker_css}
+</style>
+</head>
+<body>
+<main>
+<header>
+<h1>{e(title)}</h1>
+<p class="meta">{sep.join(meta)}</p>
+</header>
+{summary_html}<section class="transcript">
+<h2>Transcript</h2>
+{chr(10).join(body)}
+</section>
+<footer>Transcribed automatically with iGot; it can contain mistakes.{checked}</footer>
+</main>
+</body>
+</html>
+"""
+
+
+# --- Markdown ---------------------------------------------------------------------------------
+def _md_escape(text: str) -> str:
+    """Backslash-escape what Markdown would read as formatting, links or HTML."""
+    return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", _clean(text))
+
+
+def _md_url(url: str) -> str:
+    # A space or a parenthesis would end the link target early.
+    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
+def _md_phrase(p: Phrase) -> str:
+    link = _safe_link(p.link)
+    return f"[{_md_escape(p.text)}]({_md_url(link)})" if link else _md_escape(p.text)
+
+
+def to_markdown(t: Transcript, *, summary: list[str] | None = None) -> str:
+    """The same page as the HTML, for notes tools and wikis."""
+    title = _md_escape(t.source.title) or "Interview"
+    meta = []
+    url = _safe_link(t.source.url)
+    if url:
+        meta.append(f"[Open the video]({_md_url(url)})")
+    elif t.source.path:
+        meta.append(f"File: {_md_escape(_file_name(t.source.path))}")
+    if t.language:
+        meta.append(f"Language: {_md_escape(t.language)}")
+    if _duration(t):
+        meta.append(f"Duration: {format_clock(_duration(t))}")
+    spoken = {p.speaker for p in t.phrases if _clean(p.text)}
+    names = [_md_escape(_label(t, s)) for s in _speaker_ids(t) if s in spoken and _label(t, s)]
+    if names:
+        meta.append("Speakers: " + ", ".join(names))
+
+    out = [f"# {title}", ""]
+    if meta:
+        out += [" · ".join(meta), ""]
+    if summary:
+        out += ["## Summary", ""]
+        for item in summary:
+            # At the start of a list item, "1." or "-" would open a nested list.
+            item = re.sub(r"^(\d+)([.)])", r"\1\\\2", re.sub(r"^([+-])", r"\\\1", _md_escape(item)))
+            out.append(f"- {item}")
+        out.append("")
+    out += ["## Transcript", ""]
+    turns = _turns(t)
+    for turn in turns:
+        name = _label(t, turn[0].speaker)
+        head = f"**{_md_escape(name)}** ({format_clock(turn[0].start)}):" if name else f"**{format_clock(turn[0].start)}**"
+        out += [f"{head} " + " ".join(_md_phrase(p) for p in turn), ""]
+    if not turns:
+        out += [f"_{NO_SPEECH}_", ""]
+    return "\n".join(out)
+
+
+# --- subtitles --------------------------------------------------------------------------------
+@dataclass
+class Cue:
+    start: float  # seconds, whole milliseconds
+    end: float
+    speaker: str  # the name shown, "" when the transcript has no speakers
+    text: str
+
+
+class _Span(NamedTuple):
+    """A piece of phrase text (character offsets) and when it is said."""
+
+    c0: int
+    c1: int
+    start: float
+    end: float
+
+
+def _word_spans(text: str, words: list[Word]) -> Optional[list[_Span]]:
+    """Where each word sits in the phrase text; None when the words don't spell it (edited text)."""
+    spans, pos = [], 0
+    for w in words:
+        token = "".join(w.text.split())
+        if not token:
+            continue
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if not text.startswith(token, pos):
+            return None
+        spans.append(_Span(pos, pos + len(token), w.start, w.end))
+        pos += len(token)
+    return spans if spans and not text[pos:].strip() else None
+
+
+def _even_spans(text: str, start: float, end: float) -> list[_Span]:
+    """No usable word times: assume an even speaking rate. Characters for scripts without spaces."""
+    per_char = (end - start) / max(len(text), 1)
+    pattern = r"\S+" if " " in text else r"\S"
+    return [_Span(m.start(), m.end(), start + m.start() * per_char, start + m.end() * per_char)
+            for m in re.finditer(pattern, text)]
+
+
+def _split_phrase(p: Phrase, text: str, max_seconds: float, max_chars: int) -> list[tuple[float, float, str]]:
+    """A phrase as (start, end, text) cues: several when it's too long to read at once."""
+    start, end = p.start, max(p.end, p.start)
+    if end - start <= max_seconds and len(text) <= max_chars:
+        return [(start, end, text)]
+    spans = _word_spans(text, p.words) or _even_spans(text, start, end)
+    # Only cut between words: "don" + "'t" are two Whisper words but one word on screen.
+    if " " in text:
+        joined: list[_Span] = []
+        for s in spans:
+            if joined and not text[s.c0 - 1].isspace():
+                joined[-1] = _Span(joined[-1].c0, s.c1, joined[-1].start, s.end)
+            else:
+                joined.append(s)
+        spans = joined
+
+    # Spread the phrase evenly over the fewest cues that fit, so it doesn't end on a one-word stub;
+    # then cut whatever piece is still over a limit.
+    n = max(math.ceil((end - start) / max_seconds), math.ceil(len(text) / max_chars))
+    groups: list[list[_Span]] = []
+    last = -1
+    for s in spans:
+        by_time = ((s.start + s.end) / 2 - start) / (end - start) if end > start else 0.0
+        by_chars = (s.c0 + s.c1) / 2 / len(text)
+        index = max(last, min(n - 1, int(max(by_time, by_chars) * n)))
+        if index != last:
+            groups.append([])
+            last = index
+        groups[-1].append(s)
+    pieces: list[list[_Span]] = []
+    for group in groups:
+        pieces.append([])
+        for s in group:
+            piece = pieces[-1]
+            if piece and (s.end - piece[0].start > max_seconds or s.c1 - piece[0].c0 > max_chars):
+                pieces.append([])
+            pieces[-1].append(s)
+
+    # Cut the text at each piece's first word, so every character lands in exactly one cue.
+    cuts = [0] + [piece[0].c0 for piece in pieces[1:]] + [len(text)]
+    times = [start] + [min(max(piece[0].start, start), end) for piece in pieces[1:]] + [end]
+    for i in range(1, len(times)):
+        times[i] = max(times[i], times[i - 1])
+    return [(times[i], times[i + 1], text[cuts[i]:cuts[i + 1]].strip()) for i in range(len(pieces))]
+
+
+def subtitle_cues(t: Transcript, max_seconds: float = MAX_CUE_SECONDS, max_chars: int = MAX_CUE_CHARS) -> list[Cue]:
+    """Cues in order, never overlapping or going back in time, whatever the phrase times say."""
+    cues: list[Cue] = []
+    prev_end = 0
+    for p in t.phrases:
+        text = _clean(p.text)
+        if not text:
+            continue
+        for start, end, piece in _split_phrase(p, text, max_seconds, max_chars):
+            s = max(_ms(start), prev_end)
+            e = max(_ms(end), s + MIN_CUE_MS)
+            cues.append(Cue(s / 1000, e / 1000, _label(t, p.speaker), piece))
+            prev_end = e
+    return cues
+
+
+def _cues_or_notice(t: Transcript) -> list[Cue]:
+    # An empty subtitle file looks broken to players and people alike: say why it is empty.
+    return subtitle_cues(t) or [Cue(0.0, min(_duration(t), 5.0) or 5.0, "", f"[{NO_SPEECH}]")]
+
+
+def _cue_line(c: Cue) -> str:
+    line = f"{c.speaker}: {c.text}" if c.speaker else c.text
+    return line.replace("-->", "->")  # the one sequence that would end the cue early
+
+
+def to_srt(t: Transcript) -> str:
+    """SubRip subtitles: one cue per phrase (long ones split), 'Name: text'."""
+    return "\n".join(
+        f"{i}\n{format_srt_time(c.start)} --> {format_srt_time(c.end)}\n{_cue_line(c)}\n"
+        for i, c in enumerate(_cues_or_notice(t), 1)
+    )
+
+
+def _vtt_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_vtt(t: Transcript) -> str:
+    """WebVTT subtitles: like the SRT, with a <v Name> voice tag players can style."""
+    blocks = ["WEBVTT\n"]
+    for c in _cues_or_notice(t):
+        voice = f"<v {_vtt_escape(c.speaker)}>" if c.speaker else ""
+        blocks.append(f"{format_vtt_time(c.start)} --> {format_vtt_time(c.end)}\n{voice}{_vtt_escape(_cue_line(c))}\n")
+    return "\n".join(blocks)
+
+
+# --- files ------------------------------------------------------------------------------------
+def _write_atomic(path: Path, text: str) -> None:
+    """Temp file beside the target, then rename: a crash leaves the old file or the new, never half."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_exports(
+    t: Transcript,
+    out_dir: Path,
+    stem: str,
+    formats: Iterable[str] = FORMATS,
+    *,
+    summary: list[str] | None = None,
+) -> dict[str, Path]:
+    """Write `out_dir/stem.<format>` for each format; returns {format: path}."""
+    formats = [formats] if isinstance(formats, str) else list(dict.fromkeys(formats))
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise IgotError(f"Unknown export format: {', '.join(unknown)}.", f"Choose from {', '.join(FORMATS)}.")
+    if not stem or "/" in stem or "\\" in stem or stem in (".", ".."):
+        raise IgotError(f"Can't name export files {stem!r}.", "Use a plain file name, e.g. slugify(title).")
+
+    # Render everything before writing anything, so a bug in one format writes no files at all.
+    render = {
+        "json": t.to_json,
+        "html": lambda: to_html(t, summary=summary),
+        "md": lambda: to_markdown(t, summary=summary),
+        "srt": lambda: to_srt(t),
+        "vtt": lambda: to_vtt(t),
+    }
+    texts = {fmt: render[fmt]() for fmt in formats}
+
+    out_dir = Path(out_dir)
+    paths = {}
+    for fmt, text in texts.items():
+        path = out_dir / f"{stem}.{fmt}"
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, text)
+        except OSError as err:
+            raise IgotError(
+                f"Could not write {path}: {err.strerror or err}.",
+                "Check that you can write to that folder, or choose another output folder.",
+            ) from err
+        paths[fmt] = path
+    return paths

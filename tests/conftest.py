@@ -1,0 +1,71 @@
+"""Shared fixtures: each real model is loaded once per test session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no hub here: a download attempt must fail fast
+
+DEVDATA = Path(__file__).resolve().parents[1].parent / "shared" / "devdata"
+if not DEVDATA.exists():  # CI clones the repo with shared/ beside it
+    DEVDATA = Path(os.environ.get("IGOT_DEVDATA", "../shared/devdata")).resolve()
+
+
+@pytest.fixture(scope="session")
+def devdata() -> Path:
+    assert DEVDATA.exists(), f"dev recordings not found at {DEVDATA}; set IGOT_DEVDATA"
+    return DEVDATA
+
+
+@pytest.fixture(scope="session")
+def wav16k(tmp_path_factory):
+    """Convert a dev recording to the 16 kHz mono WAV the stages read, once per file."""
+    from igot.audio import convert_to_wav
+
+    folder = tmp_path_factory.mktemp("wav16k")
+    done: dict[Path, Path] = {}
+
+    def convert(path: Path) -> Path:
+        if path not in done:
+            out = folder / f"{path.parent.name}-{path.stem}.wav"
+            convert_to_wav(path, out)
+            done[path] = out
+        return done[path]
+
+    return convert
+
+
+@pytest.fixture(scope="session")
+def models():
+    from igot.pipeline import Models
+
+    return Models(keep=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_en(models):
+    return models.whisper("bundled:tiny.en", "faster-whisper", "cpu")
+
+
+@pytest.fixture(scope="session")
+def whisper_base(models):
+    return models.whisper("bundled:base", "faster-whisper", "cpu")
+
+
+@pytest.fixture(scope="session")
+def diarizer(models):
+    return models.diarizer("cpu")
+
+
+@pytest.fixture(scope="session")
+def conversation(tmp_path_factory):
+    """Two espeak-ng voices in an interview with known word times and speakers."""
+    from tests.synth import ENGLISH_INTERVIEW, ENGLISH_VOICES, synth_conversation
+
+    wav = tmp_path_factory.mktemp("conversation") / "interview.wav"
+    words = synth_conversation(ENGLISH_INTERVIEW, wav, voices=ENGLISH_VOICES)
+    return wav, words

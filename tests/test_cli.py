@@ -1,0 +1,182 @@
+"""Bad input through the command line: one clear line, a non-zero exit, no traceback, and an
+earlier good result left exactly as it was."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from igot.cli import main
+from igot.export import write_exports
+from igot.transcript import Phrase, Source, Speaker, Transcript, Word
+
+NAME = "Earlier interview"
+STEM = "earlier-interview"
+
+
+@pytest.fixture
+def out(tmp_path):
+    """An output folder holding a good transcript from an earlier run."""
+    folder = tmp_path / "out"
+    good = Transcript(Source(NAME), "en", 2.0, [Speaker("S1", "Ana")],
+                      [Phrase("S1", 0.0, 1.0, "Hello there.", words=[Word("Hello", 0, 0.5, "S1"), Word("there.", 0.5, 1.0, "S1")])])
+    write_exports(good, folder, STEM)
+    return folder
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def run_cli(capsys, *args) -> tuple[int, str]:
+    code = main(["run", *args, "--quiet"])
+    err = capsys.readouterr().err
+    return code, err
+
+
+def assert_one_clear_line(err: str, *words: str):
+    lines = [line for line in err.strip().splitlines() if line.startswith("igot:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for word in words:
+        assert word.lower() in lines[0].lower(), lines[0]
+
+
+def ffmpeg(*args):
+    subprocess.run(["ffmpeg", "-y", "-loglevel", "error", *args], check=True)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A local web server: a page with no video, and links that answer 403 and 410."""
+    root = tmp_path_factory.mktemp("site")
+    (root / "page.html").write_text("<html><body><p>No video here.</p></body></html>")
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=str(root), **kw)
+
+        def do_GET(self):
+            codes = {"/private.mp4": 403, "/removed.mp4": 410}
+            if self.path in codes:
+                self.send_error(codes[self.path])
+            else:
+                super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_missing_file(out, capsys):
+    before = snapshot(out)
+    code, err = run_cli(capsys, "/no/such/interview.mp4", "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "not found", "/no/such/interview.mp4")
+    assert snapshot(out) == before
+
+
+def test_video_without_audio_track(out, tmp_path, capsys):
+    video = tmp_path / "silent-film.mp4"
+    ffmpeg("-f", "lavfi", "-i", "testsrc=duration=1:size=64x64:rate=10", str(video))
+    before = snapshot(out)
+    code, err = run_cli(capsys, str(video), "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "no audio", "silent-film.mp4")
+    assert snapshot(out) == before
+
+
+def test_corrupt_file(out, tmp_path, capsys):
+    broken = tmp_path / "broken.m4a"
+    broken.write_bytes(np.random.default_rng(0).bytes(20000))
+    before = snapshot(out)
+    code, err = run_cli(capsys, str(broken), "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "broken.m4a")
+    assert snapshot(out) == before
+
+
+def test_unsupported_url(out, server, capsys):
+    before = snapshot(out)
+    code, err = run_cli(capsys, f"{server}/page.html", "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "page.html", "no video or audio was found")
+    assert snapshot(out) == before
+
+
+def test_unreachable_url(out, capsys):
+    url = f"http://127.0.0.1:{free_port()}/interview.mp4"
+    before = snapshot(out)
+    code, err = run_cli(capsys, url, "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, url, "reach")
+    assert snapshot(out) == before
+
+
+def test_private_video(out, server, capsys):
+    before = snapshot(out)
+    code, err = run_cli(capsys, f"{server}/private.mp4", "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "private.mp4", "private")
+    assert snapshot(out) == before
+
+
+def test_removed_video(out, server, capsys):
+    before = snapshot(out)
+    code, err = run_cli(capsys, f"{server}/removed.mp4", "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "removed.mp4", "removed")
+    assert snapshot(out) == before
+
+
+def test_unknown_model(out, devdata, capsys):
+    before = snapshot(out)
+    code, err = run_cli(capsys, str(devdata / "openai_whisper/jfk.flac"), "--model", "large-v9", "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "large-v9", "tiny")
+    assert snapshot(out) == before
+
+
+def test_no_speech_gives_empty_transcript(tmp_path, capsys):
+    silence = tmp_path / "quiet-room.wav"
+    ffmpeg("-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "4", str(silence))
+    folder = tmp_path / "out"
+    code = main(["run", str(silence), "--model", "bundled:tiny.en", "--out", str(folder), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert "No speech found" in captured.err and "Traceback" not in captured.err
+    saved = json.loads((folder / "quiet-room.json").read_text())
+    assert saved["phrases"] == [] and abs(saved["duration"] - 4.0) < 0.05
+
+
+def test_no_speech_does_not_replace_an_earlier_result(out, tmp_path, capsys):
+    silence = tmp_path / "quiet.wav"
+    ffmpeg("-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "2", str(silence))
+    before = snapshot(out)
+    code = main(["run", str(silence), "--model", "bundled:tiny.en", "--name", NAME, "--out", str(out), "--quiet"])
+    assert code == 3
+    assert "No speech found" in capsys.readouterr().err
+    assert snapshot(out) == before
+
+
+def test_missing_cookies_file(out, server, capsys):
+    code, err = run_cli(capsys, f"{server}/page.html", "--cookies", "/no/cookies.txt", "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, "cookies")
