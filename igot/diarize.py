@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from igot.errors import IgotError
 from igot.transcribe import pick_device
@@ -26,24 +27,28 @@ def load_diarizer(device: str = "auto") -> Any:
     return senko.Diarizer(device=pick_device(device), warmup=False, quiet=True)
 
 
-def diarize(audio_path: Path, diarizer: Any, num_speakers: Optional[int] = None) -> list[SpeakerTurn]:
+def diarize(audio_path: Path, diarizer: Any, num_speakers: Optional[int] = None, progress: bool = False) -> list[SpeakerTurn]:
     """Speaker turns of a 16 kHz mono 16-bit WAV, in time order. Speaker ids are arbitrary."""
     if num_speakers is not None and num_speakers < 1:
         raise IgotError(f"The number of speakers must be 1 or more, not {num_speakers}.", "Leave it empty to detect it.")
     wav = str(audio_path)
-    # senko's steps one by one (pinned senko==0.2.2), so we can cluster its embeddings ourselves.
-    speech = diarizer._perform_vad(wav)
-    if not speech:
-        return []
-    windows = diarizer._generate_subsegments(speech, None)
-    if num_speakers == 1 or len(windows) < 2:
-        return _merge([SpeakerTurn("1", float(s), float(e)) for s, e in speech])
-    feats, frames, offsets, dim = diarizer._extract_fbank_features(wav, windows)
-    embeddings = np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
-    if num_speakers is None:
-        labels = _senko_labels(diarizer, embeddings, windows)
-    else:
-        labels = cluster_speakers(embeddings, min(num_speakers, len(windows)))
+    with tqdm(total=3, desc="Speakers", unit="step", disable=not progress, leave=False) as bar:
+        # senko's steps one by one (pinned senko==0.2.2), so we can cluster its embeddings ourselves.
+        speech = diarizer._perform_vad(wav)
+        bar.update()
+        if not speech:
+            return []
+        windows = diarizer._generate_subsegments(speech, None)
+        if num_speakers == 1 or len(windows) < 2:
+            return _merge([SpeakerTurn("1", float(s), float(e)) for s, e in speech])
+        feats, frames, offsets, dim = diarizer._extract_fbank_features(wav, windows)
+        embeddings = np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
+        bar.update()
+        if num_speakers is None:
+            labels = _senko_labels(diarizer, embeddings, windows)
+        else:
+            labels = cluster_speakers(embeddings, min(num_speakers, len(windows)))
+        bar.update()
     return windows_to_turns(windows, labels)
 
 

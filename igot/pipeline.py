@@ -160,7 +160,7 @@ def run(
         done = _load_stage(work / "diarization.json", dkey, options.force)
         if done is None:
             log("Speakers: finding who speaks when" + (f" ({options.speakers} speakers)" if options.speakers else ""))
-            turns = diarize.diarize(wav, models.diarizer(device), options.speakers)
+            turns = diarize.diarize(wav, models.diarizer(device), options.speakers, options.progress)
             models.done_with("diarizer")
             _save_stage(work / "diarization.json", replace(transcript, phrases=[], turns=turns), dkey)
         else:

@@ -1,0 +1,105 @@
+"""The whole pipeline on real models: a video served over HTTP, resume after an interruption,
+and the bundled demo."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import threading
+
+import pytest
+
+from igot.cli import demo
+from igot.evaluate import attribution_accuracy
+from igot.pipeline import Models, RunOptions, run
+from igot.transcript import SpeakerTurn
+from tests.synth import speaker_turns
+
+
+@pytest.fixture(scope="module")
+def video_server(conversation, tmp_path_factory):
+    """The synthesised interview as an MP4 video on a local web server."""
+    wav, _ = conversation
+    root = tmp_path_factory.mktemp("videos")
+    subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=gray:size=128x72:rate=5",
+                    "-i", str(wav), "-shortest", "-c:v", "libx264", "-c:a", "aac", str(root / "onboarding.mp4")], check=True)
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=str(root), **kw)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_video_link_to_linked_transcript(video_server, conversation, models, tmp_path):
+    """yt-dlp downloads the video, and every phrase of the result links to its moment in it."""
+    url = f"{video_server}/onboarding.mp4"
+    options = RunOptions(name="Onboarding with Ana", model="bundled:tiny.en", language="en", names=["Interviewer", "Ana"], progress=False)
+    result = run(url, tmp_path, options, models=models, log=lambda m: None)
+    t = result.transcript
+    assert t.source.url == url and t.source.kind == "media"
+    assert [s.name for s in t.speakers] == ["Interviewer", "Ana"]
+    for phrase in t.phrases:
+        assert phrase.link == f"{url}#t={int(phrase.start)}"
+    _, spoken = conversation
+    truth = [SpeakerTurn(x.speaker, x.start, x.end) for x in speaker_turns(spoken)]
+    assert attribution_accuracy(t.words, truth) >= 0.95
+    assert sorted(p.name for p in result.files.values()) == [f"onboarding-with-ana.{e}" for e in ("html", "json", "md", "srt", "vtt")]
+    html = result.files["html"].read_text()
+    assert all(p.link.replace("&", "&amp;") in html for p in t.phrases) and "Ana" in html
+
+
+class Interrupted(Models):
+    """Models whose diarizer is interrupted, as when Colab disconnects mid-run."""
+
+    def diarizer(self, device):
+        raise KeyboardInterrupt
+
+
+def test_resume_after_interruption(conversation, models, tmp_path):
+    wav, _ = conversation
+    options = RunOptions(model="bundled:tiny.en", language="en", progress=False)
+    shared = Interrupted(keep=True)
+    shared._whisper = models._whisper  # the already loaded Whisper, to keep the test fast
+    with pytest.raises(KeyboardInterrupt):
+        run(str(wav), tmp_path, options, models=shared, log=lambda m: None)
+    assert not (tmp_path / "interview.json").exists()
+
+    messages: list[str] = []
+    run(str(wav), tmp_path, options, models=models, log=messages.append)
+    assert "Transcription: reusing the finished transcription" in messages
+    assert any(m.startswith("Speakers: finding who speaks") for m in messages)
+    first = json.loads((tmp_path / "interview.json").read_text())
+    assert len(first["speakers"]) == 2
+
+    messages.clear()
+    run(str(wav), tmp_path, options, models=models, log=messages.append)
+    assert "Speakers: reusing the finished diarization" in messages
+
+    messages.clear()  # another speaker count redoes only the diarization
+    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", speakers=2, progress=False), models=models, log=messages.append)
+    assert "Transcription: reusing the finished transcription" in messages
+    assert any(m.startswith("Speakers: finding who speaks when (2 speakers)") for m in messages)
+
+    messages.clear()
+    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", force=True, progress=False), models=models, log=messages.append)
+    assert any(m.startswith("Transcription: Whisper") for m in messages)
+    assert any(m.startswith("Speakers: finding who speaks") for m in messages)
+
+
+def test_demo_writes_linked_transcript_files(models, tmp_path):
+    result = demo(tmp_path, device="cpu", progress=False, models=models)
+    t = result.transcript
+    assert {p.suffix for p in result.files.values()} == {".json", ".html", ".md", ".srt", ".vtt"}
+    assert len(t.speakers) == 4  # four people on the radio phone-in
+    assert t.duration > 41 and t.words[-1].end > 40
+    assert all(p.link and "#t=" in p.link for p in t.phrases)
+    text = " ".join(p.text for p in t.phrases).lower()
+    assert "united kingdom" in text and "spain" in text
