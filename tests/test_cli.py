@@ -3,11 +3,9 @@ earlier good result left exactly as it was."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import socket
 import subprocess
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ import pytest
 from igot.cli import main
 from igot.export import write_exports
 from igot.transcript import Phrase, Source, Speaker, Transcript, Word
+from tests.webserver import serve
 
 NAME = "Earlier interview"
 STEM = "earlier-interview"
@@ -59,24 +58,8 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
     (root / "page.html").write_text("<html><body><p>No video here.</p></body></html>")
 
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=str(root), **kw)
-
-        def do_GET(self):
-            codes = {"/private.mp4": 403, "/removed.mp4": 410}
-            if self.path in codes:
-                self.send_error(codes[self.path])
-            else:
-                super().do_GET()
-
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(root, status={"/private.mp4": 403, "/removed.mp4": 410}) as url:
+        yield url
 
 
 def free_port() -> int:
@@ -130,19 +113,12 @@ def test_unreachable_url(out, capsys):
     assert snapshot(out) == before
 
 
-def test_private_video(out, server, capsys):
+@pytest.mark.parametrize("name,word", [("private.mp4", "private"), ("removed.mp4", "removed")])
+def test_private_or_removed_video(out, server, capsys, name, word):
     before = snapshot(out)
-    code, err = run_cli(capsys, f"{server}/private.mp4", "--name", NAME, "--out", str(out))
+    code, err = run_cli(capsys, f"{server}/{name}", "--name", NAME, "--out", str(out))
     assert code == 2
-    assert_one_clear_line(err, "private.mp4", "private")
-    assert snapshot(out) == before
-
-
-def test_removed_video(out, server, capsys):
-    before = snapshot(out)
-    code, err = run_cli(capsys, f"{server}/removed.mp4", "--name", NAME, "--out", str(out))
-    assert code == 2
-    assert_one_clear_line(err, "removed.mp4", "removed")
+    assert_one_clear_line(err, name, word)
     assert snapshot(out) == before
 
 

@@ -3,10 +3,8 @@ and the bundled demo."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import subprocess
-import threading
 
 import pytest
 
@@ -15,6 +13,7 @@ from igot.evaluate import attribution_accuracy
 from igot.pipeline import Models, RunOptions, run
 from igot.transcript import SpeakerTurn
 from tests.synth import speaker_turns
+from tests.webserver import serve
 
 
 @pytest.fixture(scope="module")
@@ -25,17 +24,8 @@ def video_server(conversation, tmp_path_factory):
     subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=gray:size=128x72:rate=5",
                     "-i", str(wav), "-shortest", "-c:v", "libx264", "-c:a", "aac", str(root / "onboarding.mp4")], check=True)
 
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=str(root), **kw)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(root) as url:
+        yield url
 
 
 def test_video_link_to_linked_transcript(video_server, conversation, models, tmp_path):

@@ -1,10 +1,7 @@
 """fetch() against a real HTTP server on 127.0.0.1 with real yt-dlp; nothing else is contacted."""
 
-import functools
-import http.server
 import socket
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
@@ -12,15 +9,7 @@ import pytest
 from igot.audio import convert_to_wav
 from igot.errors import IgotError
 from igot.source import explain_download_error, fetch
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-    def guess_type(self, path) -> str:
-        # A media file behind a URL without an extension: only the Content-Type says what it is.
-        return "video/mp4" if path.endswith("/stream") else super().guess_type(path)
+from tests.webserver import serve
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +27,9 @@ def site(tmp_path_factory):
     (root / "one.html").write_text('<html><head><title>Interview</title></head><body><video src="clip.mp4"></video></body></html>')
     (root / "two.html").write_text(
         '<html><head><title>Two</title></head><body><video src="clip.mp4"></video><video src="stream"></video></body></html>')
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    # A media file behind a URL without an extension: only the Content-Type says what it is.
+    with serve(root, content_types={"/stream": "video/mp4"}) as url:
+        yield url
 
 
 def test_direct_media_link(site, tmp_path, capfd):
