@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--name", help="interview name (default: the video title or file name)")
     r.add_argument("--language", help="language code such as pt or en (default: detected)")
     r.add_argument("--engine", default="faster-whisper", choices=["faster-whisper", "openai-whisper"])
-    r.add_argument("--model", help="Whisper model: tiny … large-v3, turbo, or a local model path (default: turbo on a GPU, small on CPU)")
+    r.add_argument("--model", help="Whisper model: tiny … large-v3, turbo, or a local model path (default: large-v3 on a GPU, small on CPU)")
     r.add_argument("--speakers", type=int, help="number of speakers, if you know it (default: detected)")
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")

@@ -82,12 +82,12 @@ def format_vtt_time(seconds: float) -> str:
 
 
 # --- shared helpers ---------------------------------------------------------------------------
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """One line of text: a stray newline would end a subtitle cue or a Markdown paragraph."""
     return " ".join(text.split())
 
 
-def _safe_link(url: Optional[str]) -> Optional[str]:
+def safe_link(url: Optional[str]) -> Optional[str]:
     """Web, file and relative links only: a hand-edited JSON must not make a javascript: link."""
     if not url:
         return None
@@ -118,7 +118,7 @@ def _turns(t: Transcript) -> list[list[Phrase]]:
     """Consecutive phrases of one speaker, read as one paragraph."""
     turns: list[list[Phrase]] = []
     for p in t.phrases:
-        if not _clean(p.text):
+        if not clean_text(p.text):
             continue
         last = turns[-1][-1] if turns else None
         if last and last.speaker == p.speaker and (p.speaker or p.start - last.end < PARAGRAPH_PAUSE):
@@ -169,8 +169,8 @@ def _html_phrase(p: Phrase) -> str:
     e = html.escape
     start, end = format_clock(p.start), format_clock(p.end)
     when = start if start == end else f"{start}–{end}"
-    text = e(_clean(p.text))
-    link = _safe_link(p.link)
+    text = e(clean_text(p.text))
+    link = safe_link(p.link)
     if link:  # a new tab, so the reader keeps their place in the transcript
         return f'<a class="phrase" href="{e(link)}" title="{when}" target="_blank" rel="noopener">{text}</a>'
     return f'<span class="phrase" title="{when}">{text}</span>'
@@ -180,10 +180,10 @@ def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
     """A standalone page (no external files) to read, share or print."""
     e = html.escape
     ids = _speaker_ids(t)
-    title = _clean(t.source.title) or "Interview"
+    title = clean_text(t.source.title) or "Interview"
 
     meta = []
-    url = _safe_link(t.source.url)
+    url = safe_link(t.source.url)
     if url:
         meta.append(f'<a href="{e(url)}" target="_blank" rel="noopener">Open the video</a>')
     elif t.source.path:
@@ -192,7 +192,7 @@ def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
         meta.append(f"Language: {e(t.language)}")
     if _duration(t):
         meta.append(f"Duration: {format_clock(_duration(t))}")
-    spoken = {p.speaker for p in t.phrases if _clean(p.text)}
+    spoken = {p.speaker for p in t.phrases if clean_text(p.text)}
     names = [f'<span class="who s{i}">{e(_label(t, s))}</span>'
              for i, s in enumerate(ids) if s in spoken and _label(t, s)]
     if names:
@@ -212,14 +212,14 @@ def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
 
     summary_html = ""
     if summary:
-        items = "\n".join(f"<li>{e(_clean(s))}</li>" for s in summary)
+        items = "\n".join(f"<li>{e(clean_text(s))}</li>" for s in summary)
         summary_html = f'<section class="summary">\n<h2>Summary</h2>\n<ul>\n{items}\n</ul>\n</section>\n'
 
     # One rule per speaker: colour and border style, the same in the turns and the speaker list.
     speaker_css = "\n".join(
         f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(ids))
     )
-    checked = " Click any phrase to check it in the recording." if any(_safe_link(p.link) for p in t.phrases) else ""
+    checked = " Click any phrase to check it in the recording." if any(safe_link(p.link) for p in t.phrases) else ""
     sep = ' <span aria-hidden="true">·</span> '
     return f"""<!doctype html>
 <html lang="{e(t.language or 'und')}">
@@ -250,7 +250,7 @@ def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
 # --- Markdown ---------------------------------------------------------------------------------
 def _md_escape(text: str) -> str:
     """Backslash-escape what Markdown would read as formatting, links or HTML."""
-    return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", _clean(text))
+    return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", clean_text(text))
 
 
 def _md_url(url: str) -> str:
@@ -259,7 +259,7 @@ def _md_url(url: str) -> str:
 
 
 def _md_phrase(p: Phrase) -> str:
-    link = _safe_link(p.link)
+    link = safe_link(p.link)
     return f"[{_md_escape(p.text)}]({_md_url(link)})" if link else _md_escape(p.text)
 
 
@@ -267,7 +267,7 @@ def to_markdown(t: Transcript, *, summary: list[str] | None = None) -> str:
     """The same page as the HTML, for notes tools and wikis."""
     title = _md_escape(t.source.title) or "Interview"
     meta = []
-    url = _safe_link(t.source.url)
+    url = safe_link(t.source.url)
     if url:
         meta.append(f"[Open the video]({_md_url(url)})")
     elif t.source.path:
@@ -276,7 +276,7 @@ def to_markdown(t: Transcript, *, summary: list[str] | None = None) -> str:
         meta.append(f"Language: {_md_escape(t.language)}")
     if _duration(t):
         meta.append(f"Duration: {format_clock(_duration(t))}")
-    spoken = {p.speaker for p in t.phrases if _clean(p.text)}
+    spoken = {p.speaker for p in t.phrases if clean_text(p.text)}
     names = [_md_escape(_label(t, s)) for s in _speaker_ids(t) if s in spoken and _label(t, s)]
     if names:
         meta.append("Speakers: " + ", ".join(names))
@@ -395,7 +395,7 @@ def subtitle_cues(t: Transcript, max_seconds: float = MAX_CUE_SECONDS, max_chars
     cues: list[Cue] = []
     prev_end = 0
     for p in t.phrases:
-        text = _clean(p.text)
+        text = clean_text(p.text)
         if not text:
             continue
         for start, end, piece in _split_phrase(p, text, max_seconds, max_chars):

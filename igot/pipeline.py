@@ -23,7 +23,7 @@ from igot.links import video_kind_and_url
 from igot.transcript import Source, SpeakerTurn, Transcript
 
 CPU_MODEL = "small"  # the best accuracy that still runs near real time on a laptop CPU
-GPU_MODEL = "large-v3-turbo"  # large-v3 quality at several times its speed; fits a 15 GB T4
+GPU_MODEL = "large-v3"  # the most accurate Whisper; in float16 it fits a free 15 GB T4 with room to spare
 
 
 @dataclass
@@ -47,6 +47,7 @@ class RunResult:
     transcript: Transcript
     files: dict[str, Path]
     seconds: float  # processing time
+    audio: Optional[Path] = None  # the 16 kHz WAV the stages read, for listening to speakers
 
     @property
     def real_time_factor(self) -> float:
@@ -182,10 +183,10 @@ def run(
         if earlier.exists():
             log(f"No speech found in '{source_text}'. The earlier transcript {earlier} was kept as it was; "
                 "check that the file has someone talking, or choose another --name.")
-            return RunResult(transcript, {}, seconds)
+            return RunResult(transcript, {}, seconds, wav)
         log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     files = export.write_exports(transcript, out_dir, stem)
-    return RunResult(transcript, files, seconds)
+    return RunResult(transcript, files, seconds, wav)
 
 
 def _stage_source(source_text: str, work: Path, options: RunOptions, log) -> tuple[Source, Path]:

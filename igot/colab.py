@@ -1,0 +1,184 @@
+"""What the Colab notebook calls: each form cell is a few lines around one of these functions.
+
+Everything Colab-specific (`google.colab`: uploads, Drive, secrets, downloads) is imported here
+and only when used, so the same functions run, and are tested, outside Colab.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from igot import export, speakers
+from igot.audio import SAMPLE_RATE, load_audio
+from igot.errors import IgotError
+from igot.pipeline import Models, RunOptions, RunResult, run
+
+
+
+def workspace() -> Path:
+    """Colab's /content; elsewhere (tests, Jupyter on a laptop) the current folder."""
+    return Path("/content") if Path("/content").is_dir() else Path.cwd()
+
+
+def show_errors_briefly() -> None:
+    """In the notebook, an IgotError shows as its one-line message instead of a traceback;
+    the cell still fails, so "Run all" stops there."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def handler(shell, etype, value, tb, tb_offset=None):
+        print(f"❌ {value}", file=sys.stderr)
+        return None
+
+    shell.set_custom_exc((IgotError,), handler)
+
+
+def hf_token() -> Optional[str]:
+    """The Hugging Face token from Colab's secrets (🔑 in the left bar), for gated models only."""
+    try:
+        from google.colab import userdata
+
+        token = userdata.get("HF_TOKEN")
+    except ImportError:
+        token = os.environ.get("HF_TOKEN")
+    except Exception:  # SecretNotFoundError, or the notebook was not given access to it
+        token = None
+    if token:
+        os.environ["HF_TOKEN"] = token
+        print("Hugging Face token found.")
+    else:
+        print("No HF_TOKEN secret: fine, the default models need none. Only for gated models, add one under 🔑 "
+              "Secrets (name HF_TOKEN, value from huggingface.co/settings/tokens) and allow this notebook to use it.")
+    return token
+
+
+def choose_source(video_url: str = "", upload: bool = False, drive_path: str = "") -> str:
+    """The interview to transcribe: a video link, an uploaded file, or a file in Google Drive."""
+    chosen = [bool(video_url.strip()), upload, bool(drive_path.strip())]
+    if sum(chosen) != 1:
+        raise IgotError(
+            "Choose exactly one interview source." if any(chosen) else "No interview chosen.",
+            "Fill in the video link, or tick 'upload', or give a Drive path - one of the three.",
+        )
+    if video_url.strip():
+        return video_url.strip()
+    if upload:
+        return _upload()
+    return _drive_file(drive_path.strip())
+
+
+def _upload() -> str:
+    from google.colab import files
+
+    uploaded = files.upload()
+    if not uploaded:
+        raise IgotError("No file was uploaded.", "Run the cell again and pick the recording.")
+    name, data = next(iter(uploaded.items()))
+    folder = workspace() / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / Path(name).name
+    path.write_bytes(data)
+    return str(path)
+
+
+def _drive_file(path: str) -> str:
+    """'Interviews/ana.mp4' is read from My Drive; an absolute path is used as it is."""
+    if os.path.isabs(path):
+        candidate = Path(path)
+    else:
+        from google.colab import drive
+
+        drive.mount(str(workspace() / "drive"))
+        candidate = workspace() / "drive" / "MyDrive" / path
+    if not candidate.is_file():
+        raise IgotError(f"'{path}' was not found in your Drive.",
+                        "Write the path from My Drive, e.g. 'Interviews/ana.mp4' (check spelling and capitals).")
+    return str(candidate)
+
+
+def run_interview(source: str, name: str = "", language: str = "auto", model: str = "large-v3",
+                  engine: str = "faster-whisper", speakers_count: int = 0, out_dir: Optional[Path] = None) -> RunResult:
+    """The whole pipeline with progress bars; prints the summary line with the real-time factor."""
+    from igot.cli import summary_line
+
+    options = RunOptions(
+        name=name.strip() or None, language=None if language in ("", "auto") else language,
+        engine=engine, model=model, speakers=speakers_count or None,
+    )
+    result = run(source, Path(out_dir or workspace() / "igot-output"), options, models=Models(), log=print)
+    print(summary_line(result))
+    return result
+
+
+def speaker_clips(result: RunResult, seconds: float = 8.0) -> list[tuple[str, str, np.ndarray]]:
+    """For each speaker: (name, what they say, audio) from their longest phrase, at most `seconds`."""
+    t = result.transcript
+    audio = load_audio(result.audio) if result.audio else None
+    clips = []
+    for speaker in t.speakers:
+        phrases = [p for p in t.phrases if p.speaker == speaker.id]
+        if not phrases or audio is None:
+            continue
+        best = max(phrases, key=lambda p: p.end - p.start)
+        start = max(0.0, best.start - 0.2)
+        end = min(best.end + 0.2, start + seconds)
+        clips.append((speaker.name, best.text, audio[int(start * SAMPLE_RATE): int(end * SAMPLE_RATE)]))
+    return clips
+
+
+def play_speakers(result: RunResult) -> None:
+    """Play a short clip of each speaker, so the user can tell who is who before naming them."""
+    from IPython.display import Audio, display
+
+    for name, text, clip in speaker_clips(result):
+        print(f"{name}: “{text}”")
+        display(Audio(clip, rate=SAMPLE_RATE))
+
+
+def name_speakers(result: RunResult, names: str) -> RunResult:
+    """Apply 'Ana, Bruno' (in order of first appearance) and write the files again."""
+    if not names.strip():
+        print("Speakers keep their numbers; type names above and run this cell again to rename them.")
+        return result
+    t = speakers.name_speakers(result.transcript, speakers.parse_names(names))
+    stem = next(iter(result.files.values())).stem if result.files else export.slugify(t.source.title)
+    folder = next(iter(result.files.values())).parent if result.files else workspace() / "igot-output"
+    files = export.write_exports(t, folder, stem)
+    print("Speakers: " + ", ".join(f"{s.id[1:]} = {s.name}" for s in t.speakers))
+    return replace(result, transcript=t, files=files)
+
+
+def publish(result: RunResult, drive_folder: str = "", doc_name: str = "", download: bool = True) -> Optional[str]:
+    """The Google Doc in the user's Drive folder (when a folder is given), and the local files."""
+    url = None
+    if drive_folder.strip():
+        from igot.gdoc import export_to_google_doc
+
+        url = export_to_google_doc(result.transcript, drive_folder.strip(), name=doc_name.strip() or None)
+        print(f"Google Doc: {url}")
+    for kind in ("html", "srt", "json"):
+        path = result.files.get(kind)
+        if path:
+            print(f"{kind.upper():>4}: {path}")
+            if download:
+                _offer_download(path)
+    return url
+
+
+def _offer_download(path: Path) -> None:
+    try:
+        from google.colab import files
+    except ImportError:
+        return  # outside Colab the files are already on this machine
+    files.download(str(path))

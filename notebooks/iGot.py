@@ -1,0 +1,84 @@
+# ---
+# jupyter:
+#   accelerator: GPU
+#   colab:
+#     name: iGot.ipynb
+#     provenance: []
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     name: python3
+# ---
+
+# %% [markdown]
+# # iGot: your interview, transcribed and linked
+# Turn a recorded user interview into a Google Doc where you see **who said what**, and
+# **every phrase is a link to that moment in the video**. Everything runs here, in your own
+# Colab session: your recording is never sent to anyone else.
+#
+# **How to use:** fill in the forms and run the cells from top to bottom (▶ on each cell,
+# or *Runtime → Run all*). Use a GPU: *Runtime → Change runtime type → T4 GPU*.
+
+# %% cellView="form"
+#@title 1. Install iGot (about 2 minutes) { display-mode: "form" }
+#@markdown Installs iGot and the libraries it needs on top of Colab's own, without a restart.
+import importlib.util, subprocess, sys
+
+IGOT_PACKAGE = "igot[colab] @ git+https://github.com/OWNER/igot@main"  # where this notebook's code is published
+if importlib.util.find_spec("igot") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", IGOT_PACKAGE], check=True)
+import igot, igot.colab
+
+igot.colab.show_errors_briefly()
+print("All libraries installed!")
+
+# %% cellView="form"
+#@title 2. Hugging Face token (optional) { display-mode: "form" }
+#@markdown Only needed for gated models. Add it once under 🔑 **Secrets** in the left bar
+#@markdown (name `HF_TOKEN`) and allow this notebook to use it.
+token = igot.colab.hf_token()
+
+# %% cellView="form"
+#@title 3. Choose the interview { display-mode: "form" }
+#@markdown Fill in **one** of the three: a video link (YouTube, also unlisted; Vimeo; …), *or* tick upload, *or* a path in your Google Drive.
+video_url = ""  #@param {type:"string"}
+upload_a_file = False  #@param {type:"boolean"}
+drive_path = ""  #@param {type:"string"}
+#@markdown Interview name (leave empty to use the video title) and the language spoken:
+interview_name = ""  #@param {type:"string"}
+language = "auto"  #@param ["auto", "pt", "en", "es", "fr", "de", "it", "nl", "pl", "cs", "sk", "sl", "bg", "ja", "zh", "ko", "ru", "uk", "tr", "ar", "hi", "sv", "da", "no", "fi", "ro", "hu", "el", "he", "id", "vi", "ca"]
+
+interview = igot.colab.choose_source(video_url, upload_a_file, drive_path)
+print("Interview:", interview)
+
+# %% cellView="form"
+#@title 4. Models { display-mode: "form" }
+#@markdown `large-v3` is the most accurate and fits the free T4 GPU; `large-v3-turbo` is several times faster.
+whisper_model = "large-v3"  #@param ["large-v3", "large-v3-turbo", "medium", "small", "base", "tiny"] {allow-input: true}
+engine = "faster-whisper"  #@param ["faster-whisper", "openai-whisper"]
+#@markdown Number of speakers, if you know it (0 = find out):
+number_of_speakers = 0  #@param {type:"integer"}
+
+# %% cellView="form"
+#@title 5. Transcribe { display-mode: "form" }
+#@markdown If Colab disconnects, run the cells again: finished steps are kept and reused.
+result = igot.colab.run_interview(interview, interview_name, language, whisper_model, engine, number_of_speakers)
+
+# %% cellView="form"
+#@title 6. Name the speakers { display-mode: "form" }
+#@markdown Listen to each speaker below, then type their names **in the order they are listed** and run this cell again.
+speaker_names = ""  #@param {type:"string"}
+igot.colab.play_speakers(result)
+named = igot.colab.name_speakers(result, speaker_names)
+
+# %% cellView="form"
+#@title 7. Google Doc and files { display-mode: "form" }
+#@markdown The Doc goes to this folder of your Drive (created if missing; leave empty for local files only):
+drive_folder = "iGot interviews"  #@param {type:"string"}
+document_name = ""  #@param {type:"string"}
+download_files = True  #@param {type:"boolean"}
+doc_url = igot.colab.publish(named, drive_folder, document_name, download_files)

@@ -1,0 +1,52 @@
+"""What the Colab notebook installs must go on top of Colab's runtime without downgrades or a
+restart, and be what CI tested."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COLAB_PROVIDES = {"torch", "numpy", "transformers", "google-auth", "google-api-python-client", "google-auth-oauthlib",
+                  "scipy", "pandas", "ipython", "ipykernel", "requests", "tqdm"}
+
+
+def requirements(extra: str) -> list[str]:
+    """An extra's requirements, with igot[...] self-references expanded."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    out = []
+    for req in extras[extra]:
+        own = re.fullmatch(r"igot\[(.*)\]", req)
+        if own:
+            for name in own.group(1).split(","):
+                out += requirements(name.strip())
+        else:
+            out.append(req)
+    return out
+
+
+def name_of(req: str) -> str:
+    return re.split(r"[<>=!~\[; ]", req, 1)[0].lower()
+
+
+def test_colab_install_pins_nothing_colab_already_has():
+    for req in requirements("colab"):
+        if name_of(req) in COLAB_PROVIDES:
+            assert not re.search(r"==|<", req), f"{req} could downgrade Colab's own copy"
+    core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert not [r for r in core if name_of(r) in {"torch", "numpy", "transformers"} and re.search(r"==|<", r)]
+
+
+def test_colab_pins_are_the_versions_tested_here():
+    for req in requirements("colab"):
+        if "==" in req:
+            name, pinned = req.split("==")
+            assert version(name) == pinned, f"CI tested {name} {version(name)}, the notebook installs {pinned}"
+
+
+def test_notebook_installs_the_colab_extra():
+    notebook = (ROOT / "notebooks" / "iGot.py").read_text()
+    assert re.search(r'IGOT_PACKAGE = "igot\[colab\] @ git\+https://', notebook)
