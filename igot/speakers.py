@@ -44,31 +44,78 @@ def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], start: flo
     return min(nearest, key=lambda t: min(abs(middle - t.start), abs(middle - t.end))).speaker
 
 
-def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Transcript:
-    """Give every word a speaker and cut phrases where the speaker changes or a sentence ends.
+# A stretch of another speaker inside someone's sentence this short is a back-channel ("yeah",
+# "hmm", "uh-huh") or a diarization slip at a turn edge: it does not split the sentence.
+BACKCHANNEL_WORDS = 2
+BACKCHANNEL_SECONDS = 1.0
+# Without punctuation (a language the punctuation model lacks), a pause this long ends a sentence.
+SENTENCE_PAUSE = 2.0
+MAX_SENTENCE_WORDS = 80
 
-    Whisper's segments can run 30 s and cross speakers; a phrase here is one sentence (or part
-    of one) by one speaker, so each link lands close to what the reader clicked. Speakers are
-    renumbered S1, S2 … in order of first appearance.
+
+def split_sentences(words: Sequence[Word]) -> list[list[Word]]:
+    """Cut the word stream after sentence-ending punctuation, long pauses, or very long runs."""
+    sentences: list[list[Word]] = []
+    current: list[Word] = []
+    for i, word in enumerate(words):
+        current.append(word)
+        following = words[i + 1] if i + 1 < len(words) else None
+        if (following is None or ends_sentence(word.text) or following.start - word.end >= SENTENCE_PAUSE
+                or len(current) >= MAX_SENTENCE_WORDS):
+            sentences.append(current)
+            current = []
+    return sentences
+
+
+def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Transcript:
+    """Give every word a speaker, then make phrases: one sentence by one speaker each.
+
+    Words first take the speaker who talks most during them. Then, sentence by sentence, a
+    short stretch of another speaker (a back-channel, or a slip of the diarizer at a turn's
+    edge) goes to the speaker around it, so it does not split the sentence; a real change of
+    speaker (more than BACKCHANNEL_WORDS words or BACKCHANNEL_SECONDS) still starts a new
+    phrase. Speakers are renumbered S1, S2 … in order of first appearance.
     """
     turns = sorted(turns, key=lambda t: t.start)
     starts = [t.start for t in turns]
+    words = [replace(w, speaker=speaker_at(turns, starts, w.start, w.end) or "1") for w in transcript.words]
+    runs = [run for sentence in split_sentences(words) for run in _absorb_backchannels(_runs(sentence))]
     order: dict[str, str] = {}  # diarizer's id -> our id, in order of first appearance
-    phrases: list[Phrase] = []
-    for phrase in transcript.phrases:
-        run: list[Word] = []
-        for word in phrase.words:
-            raw = speaker_at(turns, starts, word.start, word.end) or "1"
-            speaker = order.setdefault(raw, f"S{len(order) + 1}")
-            word = replace(word, speaker=speaker)
-            if run and (run[-1].speaker != speaker or ends_sentence(run[-1].text)):
-                phrases.append(_phrase(run, transcript.language))
-                run = []
-            run.append(word)
-        if run:
-            phrases.append(_phrase(run, transcript.language))
+    phrases = []
+    for run in runs:
+        speaker = order.setdefault(run[0].speaker or "1", f"S{len(order) + 1}")
+        phrases.append(_phrase([replace(w, speaker=speaker) for w in run], transcript.language))
     speakers = [Speaker(sid, f"Speaker {sid[1:]}") for sid in order.values()]
     return replace(transcript, phrases=phrases, speakers=speakers, turns=list(turns))
+
+
+def _runs(words: list[Word]) -> list[list[Word]]:
+    """Consecutive words of one speaker."""
+    runs: list[list[Word]] = []
+    for w in words:
+        if runs and runs[-1][-1].speaker == w.speaker:
+            runs[-1].append(w)
+        else:
+            runs.append([w])
+    return runs
+
+
+def _is_backchannel(run: list[Word]) -> bool:
+    return len(run) <= BACKCHANNEL_WORDS and run[-1].end - run[0].start <= BACKCHANNEL_SECONDS
+
+
+def _absorb_backchannels(runs: list[list[Word]]) -> list[list[Word]]:
+    """Give each short run inside a sentence to its larger neighbour, shortest first."""
+    runs = [list(r) for r in runs]
+    while len(runs) > 1:
+        short = [i for i, r in enumerate(runs) if _is_backchannel(r)]
+        if not short:
+            break
+        i = min(short, key=lambda k: (len(runs[k]), runs[k][-1].end - runs[k][0].start))
+        j = max((k for k in (i - 1, i + 1) if 0 <= k < len(runs)), key=lambda k: len(runs[k]))
+        runs[i] = [replace(w, speaker=runs[j][0].speaker) for w in runs[i]]
+        runs = _runs([w for r in runs for w in r])
+    return runs
 
 
 def _phrase(words: list[Word], language: Optional[str]) -> Phrase:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Everything iGot needs on a fresh Debian/Ubuntu machine: ffmpeg and espeak-ng, PyTorch (CPU),
-# iGot with all its engines, the small offline models and the test tools. Safe to run again.
+# Everything iGot needs on a fresh Debian/Ubuntu machine: ffmpeg, espeak-ng and Chromium (tests),
+# PyTorch (CPU), iGot with all its engines, the small offline models and the test tools.
+# Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -8,6 +9,7 @@ PYTHON=${PYTHON:-python3}
 missing=()
 command -v ffmpeg >/dev/null || missing+=(ffmpeg)
 command -v espeak-ng >/dev/null || missing+=(espeak-ng)
+command -v chromium >/dev/null || missing+=(chromium)  # tests open the HTML export in it
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
   echo "Installing ${missing[*]} (Debian packages)"

@@ -146,6 +146,10 @@ def long_interview(hours: float = 2.0, speakers: int = 3, seed: int = 0) -> Tran
             break
         t += rng.uniform(0.3, 1.5)  # a pause before the next person speaks
         speaker = _next_speaker(rng, speaker, speakers)
+        # Speakers are numbered in order of first appearance, as igot.speakers numbers them.
+        first_unheard = f"S{len({p.speaker for p in phrases}) + 1}"
+        if int(speaker[1:]) > int(first_unheard[1:]):
+            speaker = first_unheard
 
     transcript = Transcript(
         source=Source(TITLE, url, None, kind),

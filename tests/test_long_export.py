@@ -23,6 +23,7 @@ import fcntl
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -62,7 +63,8 @@ def test_generated_interview_looks_like_two_hours_of_real_speech(interview):
     assert 17_000 <= len(t.words) <= 23_000
     assert 7_000 < t.phrases[-1].end <= t.duration == 7_200
     assert [s.id for s in t.speakers] == ["S1", "S2", "S3"] and all(s.name for s in t.speakers)
-    assert set(Counter(p.speaker for p in t.phrases)) == {"S1", "S2", "S3"}
+    assert list(dict.fromkeys(p.speaker for p in t.phrases)) == ["S1", "S2", "S3"]  # order of first words
+    assert min(Counter(p.speaker for p in t.phrases).values()) > 100
     assert t.source.kind == "youtube" and t.source.url == "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 
     previous_end = 0.0
@@ -97,7 +99,7 @@ def test_all_exports_of_a_two_hour_interview_are_quick_and_small(interview, tmp_
     assert sizes["html"] < HTML_LIMIT_BYTES, f"HTML is {sizes['html'] / 1e6:.1f} MB"
     # Every linked phrase is in the page once.
     page = paths["html"].read_text(encoding="utf-8")
-    assert page.count('<a class="phrase"') == sum(1 for p in interview.phrases if p.link)
+    assert len(re.findall(r'<a [^>]*class="phrase"', page)) == sum(1 for p in interview.phrases if p.link)
 
 
 # --- the page in a browser --------------------------------------------------------------------
@@ -224,6 +226,12 @@ CHECK_LINKS_JS = """
 
 
 # --- a small DevTools-protocol client over --remote-debugging-pipe ----------------------------
+def _move_above_9(fd: int) -> int:
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
 class Page:
     def __init__(self, target: str, session: str) -> None:
         self.target, self.session = target, session
@@ -255,19 +263,17 @@ class Chromium:
         self._lock = threading.Condition()
         self._closed = False
 
-        # Chromium reads commands from fd 3 and writes replies and events to fd 4.
+        # Chromium reads commands from fd 3 and writes replies and events to fd 4. The shell puts
+        # our pipe ends there (bash, not sh: dash only knows fds 0-9; ours are kept above 9 so that
+        # moving them cannot clobber one another).
         commands_r, self._commands_w = os.pipe()
         self._replies_r, replies_w = os.pipe()
-
-        def child_fds() -> None:  # in the child, before exec: put the pipe ends at 3 and 4
-            r, w = fcntl.fcntl(commands_r, fcntl.F_DUPFD, 10), fcntl.fcntl(replies_w, fcntl.F_DUPFD, 10)
-            os.dup2(r, 3)
-            os.dup2(w, 4)
-
+        commands_r, replies_w = _move_above_9(commands_r), _move_above_9(replies_w)
+        shell = f'exec "$0" "$@" 3<&{commands_r} 4>&{replies_w} {commands_r}<&- {replies_w}>&-'
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [binary, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=False, preexec_fn=child_fds,
+                ["bash", "-c", shell, binary, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(commands_r, replies_w),
             )
         os.close(commands_r)
         os.close(replies_w)
@@ -313,7 +319,8 @@ class Chromium:
                     return found
                 left = deadline - time.monotonic()
                 if self._closed or left <= 0:
-                    log = self.log_path.read_text(errors="replace")[-3000:]
+                    lines = self.log_path.read_text(errors="replace").splitlines()
+                    log = "\n".join(line for line in lines if "dbus" not in line)[-3000:]
                     state = "Chromium exited" if self._closed else "timed out"
                     raise AssertionError(f"{state} waiting for {what}; its log ends:\n{log}")
                 self._lock.wait(left)
@@ -326,8 +333,11 @@ class Chromium:
         if session:
             message["sessionId"] = session
         data = json.dumps(message).encode() + b"\0"
-        while data:
-            data = data[os.write(self._commands_w, data):]
+        try:
+            while data:
+                data = data[os.write(self._commands_w, data):]
+        except BrokenPipeError:  # Chromium is gone: waiting for the reply says so, with its log
+            pass
         reply = self._wait(lambda: self._replies.pop(id_, None), method)
         if "error" in reply:
             raise AssertionError(f"{method} failed: {reply['error']}")
@@ -389,7 +399,7 @@ class Chromium:
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", page.session, type=kind, x=where["x"], y=where["y"],
                       button="left" if kind != "mouseMoved" else "none", clickCount=1)
-        paused = self.wait_event("Fetch.requestPaused", mark)
+        paused = self.wait_event("Fetch.requestPaused", mark, timeout=5)  # no request: the click missed
         self.call("Fetch.failRequest", requestId=paused["params"]["requestId"], errorReason="BlockedByClient")
         created = self.wait_event("Target.targetCreated", mark,
                                   lambda m: m["params"]["targetInfo"].get("openerId") == page.target)

@@ -29,27 +29,73 @@ def test_segment_spoken_by_two_people_is_split():
 
 
 def test_speakers_numbered_by_first_appearance_and_words_kept():
-    t = whisper_output([("a", 0, 1)], [("b", 2, 3)], [("c", 4, 5)], [("d", 6, 7)])
+    t = whisper_output([("Hi.", 0, 1)], [("Hello.", 2, 3)], [("Ready?", 4, 5)], [("Yes.", 6, 7)])
     turns = [SpeakerTurn("9", 0, 1.5), SpeakerTurn("2", 1.5, 3.5), SpeakerTurn("9", 3.5, 5.5), SpeakerTurn("5", 5.5, 8)]
     out = assign_speakers(t, turns)
     assert [p.speaker for p in out.phrases] == ["S1", "S2", "S1", "S3"]
-    assert [w.text for w in out.words] == ["a", "b", "c", "d"]
+    assert [w.text for w in out.words] == ["Hi.", "Hello.", "Ready?", "Yes."]
 
 
 def test_word_in_a_gap_goes_to_nearest_speaker():
-    t = whisper_output([("hi", 0.0, 0.4)], [("yes", 5.0, 5.3)])
+    t = whisper_output([("Hi.", 0.0, 0.4)], [("Yes.", 5.0, 5.3)])
     out = assign_speakers(t, [SpeakerTurn("1", 0.0, 0.5), SpeakerTurn("2", 5.6, 7.0)])
     assert [p.speaker for p in out.phrases] == ["S1", "S2"]
 
 
 def test_word_across_a_turn_change_goes_to_the_larger_overlap():
-    t = whisper_output([("so", 0.2, 0.5), ("interesting", 1.0, 2.0)])
+    t = whisper_output([("So.", 0.2, 0.5), ("Interesting.", 1.0, 2.0)])
     out = assign_speakers(t, [SpeakerTurn("1", 0.0, 1.3), SpeakerTurn("2", 1.3, 3.0)])
-    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "so"), ("S2", "interesting")]
+    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "So."), ("S2", "Interesting.")]
+
+
+def words_at(text: str, start: float, step: float = 0.4):
+    return [(w, round(start + i * step, 2), round(start + i * step + 0.3, 2)) for i, w in enumerate(text.split())]
+
+
+def test_backchannel_inside_a_sentence_does_not_split_it():
+    """B says "yeah" while A is mid-sentence; Whisper puts it inside A's sentence."""
+    t = whisper_output(words_at("The onboarding took me yeah about ten minutes to finish.", 0.0))
+    # words 0-3 and 5-9 are A's; "yeah" (1.6-1.9 s) is B's
+    turns = [SpeakerTurn("A", 0.0, 1.55), SpeakerTurn("B", 1.55, 1.95), SpeakerTurn("A", 1.95, 5.0)]
+    out = assign_speakers(t, turns)
+    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "The onboarding took me yeah about ten minutes to finish.")]
+    assert len(out.speakers) == 1
+
+
+def test_slip_at_a_turn_edge_stays_in_the_sentence():
+    """The diarizer moves the turn change one word early: "... than it is over | here."."""
+    t = whisper_output(words_at("It is milder out there than it is over here.", 0.0), words_at("We are freezing now.", 5.0))
+    turns = [SpeakerTurn("C", 0.0, 3.9), SpeakerTurn("B", 3.9, 7.0)]
+    out = assign_speakers(t, turns)
+    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "It is milder out there than it is over here."),
+                                                         ("S2", "We are freezing now.")]
+
+
+def test_real_change_of_speaker_mid_sentence_starts_a_new_phrase():
+    """No punctuation between them, but B speaks several words: that is B's phrase."""
+    t = whisper_output(words_at("so what did you think I found the sign up page confusing", 0.0))
+    turns = [SpeakerTurn("A", 0.0, 1.95), SpeakerTurn("B", 1.95, 6.0)]
+    out = assign_speakers(t, turns)
+    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "so what did you think"),
+                                                         ("S2", "I found the sign up page confusing")]
+
+
+def test_overlapping_speech():
+    """B starts answering before A has finished; each keeps their own sentence."""
+    t = whisper_output(words_at("Did you pay with a card?", 0.0), words_at("Yes, with my debit card.", 2.0))
+    turns = [SpeakerTurn("A", 0.0, 2.4), SpeakerTurn("B", 1.8, 4.5)]  # 0.6 s of overlap
+    out = assign_speakers(t, turns)
+    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "Did you pay with a card?"), ("S2", "Yes, with my debit card.")]
+
+
+def test_long_unpunctuated_speech_is_cut_at_pauses():
+    t = whisper_output(words_at("first part of the talk", 0.0), words_at("second part after a pause", 5.0))
+    out = assign_speakers(t, [SpeakerTurn("A", 0.0, 10.0)])
+    assert [p.text for p in out.phrases] == ["first part of the talk", "second part after a pause"]
 
 
 def test_names_by_order_and_by_mapping():
-    t = assign_speakers(whisper_output([("a", 0, 1)], [("b", 2, 3)]), [SpeakerTurn("x", 0, 1.5), SpeakerTurn("y", 1.5, 3)])
+    t = assign_speakers(whisper_output([("Hi.", 0, 1)], [("Hello.", 2, 3)]), [SpeakerTurn("x", 0, 1.5), SpeakerTurn("y", 1.5, 3)])
     assert [s.name for s in name_speakers(t, parse_names("Ana, Bruno")).speakers] == ["Ana", "Bruno"]
     assert [s.name for s in name_speakers(t, parse_names("Speaker 2=Bruno")).speakers] == ["Speaker 1", "Bruno"]
     assert [s.name for s in name_speakers(t, {"1": "Ana", "S2": "Bia"}).speakers] == ["Ana", "Bia"]
@@ -60,7 +106,7 @@ def test_names_by_order_and_by_mapping():
 
 
 def test_links_point_at_each_phrase_start():
-    t = assign_speakers(whisper_output([("a", 83.7, 84.0)], [("b", 3600.2, 3601)]), [SpeakerTurn("1", 0, 4000)])
+    t = assign_speakers(whisper_output([("Hi.", 83.7, 84.0)], [("Bye.", 3600.2, 3601)]), [SpeakerTurn("1", 0, 4000)])
     links = [p.link for p in add_links(t).phrases]
     assert links == ["https://www.youtube.com/watch?v=abc123DEF45&t=83s", "https://www.youtube.com/watch?v=abc123DEF45&t=3600s"]
     local = Transcript(Source("x", None, path="/tmp/x.wav"), phrases=t.phrases)
