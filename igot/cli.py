@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
+    r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
+    r.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
     _common(r)
 
     d = sub.add_parser("demo", help="run the whole pipeline on a bundled sample with small offline models")
@@ -74,6 +76,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"igot: unexpected error ({type(exc).__name__}: {exc}). Run again with --debug and report it.", file=sys.stderr)
         return 1
     print(summary_line(result))
+    if args.command == "run" and args.gdoc and result.transcript.phrases:
+        try:
+            from igot.gdoc import credentials, drive_service, export_to_google_doc
+
+            service = drive_service(credentials(args.client_secrets))
+            print(f"Google Doc: {export_to_google_doc(result.transcript, args.gdoc, name=args.name, service=service)}")
+        except IgotError as exc:
+            print(f"igot: the Google Doc was not made: {exc} The local files are written.", file=sys.stderr)
+            return 2
     return 0 if result.transcript.phrases else 3
 
 

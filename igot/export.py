@@ -114,18 +114,58 @@ def _speaker_ids(t: Transcript) -> list[str]:
     return ids
 
 
-def _turns(t: Transcript) -> list[list[Phrase]]:
-    """Consecutive phrases of one speaker, read as one paragraph."""
-    turns: list[list[Phrase]] = []
+@dataclass
+class Paragraph:
+    """One speaker turn as people read it: consecutive phrases of one speaker."""
+
+    speaker: str  # speaker id
+    name: str  # what the reader sees; "" when the transcript was never split by speaker
+    colour: int  # index into PALETTE and BORDERS, the same for a speaker all through the transcript
+    phrases: list[Phrase]
+
+    @property
+    def start(self) -> float:
+        return self.phrases[0].start
+
+
+def speaker_turns(t: Transcript) -> list[Paragraph]:
+    """The transcript as paragraphs, one per speaker turn; empty phrases left out."""
+    ids = _speaker_ids(t)
+    turns: list[Paragraph] = []
     for p in t.phrases:
         if not clean_text(p.text):
             continue
-        last = turns[-1][-1] if turns else None
+        last = turns[-1].phrases[-1] if turns else None
         if last and last.speaker == p.speaker and (p.speaker or p.start - last.end < PARAGRAPH_PAUSE):
-            turns[-1].append(p)
+            turns[-1].phrases.append(p)
         else:
-            turns.append([p])
+            turns.append(Paragraph(p.speaker, _label(t, p.speaker), ids.index(p.speaker), [p]))
     return turns
+
+
+@dataclass
+class Facts:
+    """What the top of a page says about the interview; each format renders it its own way."""
+
+    title: str
+    video: Optional[str]  # a safe link to the video, when there is one
+    file: Optional[str]  # the local file's name, when there is no video link
+    language: Optional[str]
+    duration: float  # seconds; 0 when unknown
+    speakers: list[tuple[int, str]]  # (colour, name) of each speaker who says something, in order
+
+
+def header_facts(t: Transcript) -> Facts:
+    video = safe_link(t.source.url)
+    spoken = {p.speaker for p in t.phrases if clean_text(p.text)}
+    return Facts(
+        title=clean_text(t.source.title) or "Interview",
+        video=video,
+        file=_file_name(t.source.path) if t.source.path and not video else None,
+        language=t.language,
+        duration=_duration(t),
+        speakers=[(i, _label(t, s)) for i, s in enumerate(_speaker_ids(t)) if s in spoken and _label(t, s)],
+    )
 
 
 def _duration(t: Transcript) -> float:
@@ -179,33 +219,27 @@ def _html_phrase(p: Phrase) -> str:
 def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
     """A standalone page (no external files) to read, share or print."""
     e = html.escape
-    ids = _speaker_ids(t)
-    title = clean_text(t.source.title) or "Interview"
+    facts = header_facts(t)
+    title = facts.title
 
     meta = []
-    url = safe_link(t.source.url)
-    if url:
-        meta.append(f'<a href="{e(url)}" target="_blank" rel="noopener">Open the video</a>')
-    elif t.source.path:
-        meta.append(f"File: {e(_file_name(t.source.path))}")
-    if t.language:
-        meta.append(f"Language: {e(t.language)}")
-    if _duration(t):
-        meta.append(f"Duration: {format_clock(_duration(t))}")
-    spoken = {p.speaker for p in t.phrases if clean_text(p.text)}
-    names = [f'<span class="who s{i}">{e(_label(t, s))}</span>'
-             for i, s in enumerate(ids) if s in spoken and _label(t, s)]
-    if names:
-        meta.append("Speakers: " + ", ".join(names))
+    if facts.video:
+        meta.append(f'<a href="{e(facts.video)}" target="_blank" rel="noopener">Open the video</a>')
+    elif facts.file:
+        meta.append(f"File: {e(facts.file)}")
+    if facts.language:
+        meta.append(f"Language: {e(facts.language)}")
+    if facts.duration:
+        meta.append(f"Duration: {format_clock(facts.duration)}")
+    if facts.speakers:
+        meta.append("Speakers: " + ", ".join(f'<span class="who s{i}">{e(name)}</span>' for i, name in facts.speakers))
 
     body = []
-    for turn in _turns(t):
-        first = turn[0]
-        name = _label(t, first.speaker)
-        head = (f'<b class="who">{e(name)}</b>' if name else "") + f'<span class="time">{format_clock(first.start)}</span>'
+    for turn in speaker_turns(t):
+        head = (f'<b class="who">{e(turn.name)}</b>' if turn.name else "") + f'<span class="time">{format_clock(turn.start)}</span>'
         body.append(
-            f'<div class="turn s{ids.index(first.speaker)}" data-speaker="{e(first.speaker)}">\n'
-            f'<div class="head">{head}</div>\n<p>{" ".join(_html_phrase(p) for p in turn)}</p>\n</div>'
+            f'<div class="turn s{turn.colour}" data-speaker="{e(turn.speaker)}">\n'
+            f'<div class="head">{head}</div>\n<p>{" ".join(_html_phrase(p) for p in turn.phrases)}</p>\n</div>'
         )
     if not body:
         body.append(f'<p class="empty">{NO_SPEECH}</p>')
@@ -217,7 +251,7 @@ def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
 
     # One rule per speaker: colour and border style, the same in the turns and the speaker list.
     speaker_css = "\n".join(
-        f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(ids))
+        f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(_speaker_ids(t)))
     )
     checked = " Click any phrase to check it in the recording." if any(safe_link(p.link) for p in t.phrases) else ""
     sep = ' <span aria-hidden="true">·</span> '
@@ -265,21 +299,19 @@ def _md_phrase(p: Phrase) -> str:
 
 def to_markdown(t: Transcript, *, summary: list[str] | None = None) -> str:
     """The same page as the HTML, for notes tools and wikis."""
-    title = _md_escape(t.source.title) or "Interview"
+    facts = header_facts(t)
+    title = _md_escape(facts.title)
     meta = []
-    url = safe_link(t.source.url)
-    if url:
-        meta.append(f"[Open the video]({_md_url(url)})")
-    elif t.source.path:
-        meta.append(f"File: {_md_escape(_file_name(t.source.path))}")
-    if t.language:
-        meta.append(f"Language: {_md_escape(t.language)}")
-    if _duration(t):
-        meta.append(f"Duration: {format_clock(_duration(t))}")
-    spoken = {p.speaker for p in t.phrases if clean_text(p.text)}
-    names = [_md_escape(_label(t, s)) for s in _speaker_ids(t) if s in spoken and _label(t, s)]
-    if names:
-        meta.append("Speakers: " + ", ".join(names))
+    if facts.video:
+        meta.append(f"[Open the video]({_md_url(facts.video)})")
+    elif facts.file:
+        meta.append(f"File: {_md_escape(facts.file)}")
+    if facts.language:
+        meta.append(f"Language: {_md_escape(facts.language)}")
+    if facts.duration:
+        meta.append(f"Duration: {format_clock(facts.duration)}")
+    if facts.speakers:
+        meta.append("Speakers: " + ", ".join(_md_escape(name) for _, name in facts.speakers))
 
     out = [f"# {title}", ""]
     if meta:
@@ -292,11 +324,11 @@ def to_markdown(t: Transcript, *, summary: list[str] | None = None) -> str:
             out.append(f"- {item}")
         out.append("")
     out += ["## Transcript", ""]
-    turns = _turns(t)
+    turns = speaker_turns(t)
     for turn in turns:
-        name = _label(t, turn[0].speaker)
-        head = f"**{_md_escape(name)}** ({format_clock(turn[0].start)}):" if name else f"**{format_clock(turn[0].start)}**"
-        out += [f"{head} " + " ".join(_md_phrase(p) for p in turn), ""]
+        clock = format_clock(turn.start)
+        head = f"**{_md_escape(turn.name)}** ({clock}):" if turn.name else f"**{clock}**"
+        out += [f"{head} " + " ".join(_md_phrase(p) for p in turn.phrases), ""]
     if not turns:
         out += [f"_{NO_SPEECH}_", ""]
     return "\n".join(out)

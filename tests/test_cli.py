@@ -156,3 +156,13 @@ def test_missing_cookies_file(out, server, capsys):
     code, err = run_cli(capsys, f"{server}/page.html", "--cookies", "/no/cookies.txt", "--out", str(out))
     assert code == 2
     assert_one_clear_line(err, "cookies")
+
+
+def test_google_doc_without_client_file_keeps_local_files(devdata, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # no cached sign-in, no client file
+    code = main(["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
+                 "--gdoc", "Research/Interviews", "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert_one_clear_line(err, "Google Doc was not made", "client", "local files are written")
+    assert (tmp_path / "out" / "jfk.html").exists()

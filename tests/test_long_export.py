@@ -86,9 +86,14 @@ def test_generated_interview_looks_like_two_hours_of_real_speech(interview):
 
 # --- every export, quickly --------------------------------------------------------------------
 def test_all_exports_of_a_two_hour_interview_are_quick_and_small(interview, tmp_path):
+    from igot.gdoc import SIMPLE_UPLOAD_LIMIT, doc_html
+
     t0, c0 = time.perf_counter(), time.process_time()
     paths = write_exports(interview, tmp_path, "long-interview")
+    google_doc = doc_html(interview).encode("utf-8")  # what the Drive upload sends
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    # one simple upload request, far under Drive's conversion limits
+    assert len(google_doc) < SIMPLE_UPLOAD_LIMIT, f"Doc HTML is {len(google_doc) / 1e6:.1f} MB"
 
     sizes = {fmt: path.stat().st_size for fmt, path in paths.items()}
     print(f"\n[long export] write_exports: {cpu:.2f} s CPU, {wall:.2f} s wall; sizes: "

@@ -1,0 +1,404 @@
+"""Google Doc export: the transcript as a Doc in the user's Drive, every phrase a link.
+
+Drive converts an uploaded HTML page into a Google Doc, so the Doc is made from HTML with inline
+styles only (the converter ignores most of <style>). iGot asks for the drive.file scope alone: it
+sees and changes only the files and folders it created itself, never the rest of the Drive.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+import re
+from contextlib import contextmanager
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Iterator, Optional
+from urllib.parse import parse_qs, urlsplit
+
+from igot.errors import IgotError
+from igot.export import NO_SPEECH, PALETTE, Paragraph, clean_text, format_clock, header_facts, safe_link, speaker_turns
+from igot.transcript import Phrase, Transcript
+
+try:
+    import google.auth
+    import httplib2
+    from google.auth.credentials import Credentials
+    from google.auth.exceptions import RefreshError, TransportError
+    from google.auth.transport.requests import Request
+    from google.oauth2.credentials import Credentials as UserCredentials
+    from google_auth_oauthlib.flow import InstalledAppFlow, WSGITimeoutError
+    from googleapiclient.discovery import Resource, build
+    from googleapiclient.errors import HttpError
+    from googleapiclient.http import MediaIoBaseUpload
+    from oauthlib.oauth2.rfc6749.errors import OAuth2Error
+except ImportError as err:  # the CLI prints an IgotError as one line
+    raise IgotError(
+        f"The Google Doc export needs Google's client libraries ({err.name} is missing).",
+        "Run: pip install 'igot[gdoc]'",
+    ) from err
+
+SCOPES = ["https://www.googleapis.com/auth/drive.file"]  # only what iGot creates; never the whole Drive
+CONFIG_DIR = Path("~/.config/igot")
+CLIENT_SECRETS = CONFIG_DIR / "client_secret.json"
+TOKEN_FILE = CONFIG_DIR / "google-token.json"
+
+FOLDER = "application/vnd.google-apps.folder"
+GOOGLE_DOC = "application/vnd.google-apps.document"
+SIMPLE_UPLOAD_LIMIT = 5 * 1024 * 1024  # Drive's advice: one request up to 5 MB, resumable above
+CHUNK = 4 * 1024 * 1024  # resumable chunks must be multiples of 256 KiB
+RETRIES = 5  # 429 and 5xx: exponential backoff, about a minute of waiting in all
+# A bare folder id: 33 characters from "1" today; "0B…" for old folders, "0A…" for shared drives.
+DRIVE_ID = re.compile(r"1[A-Za-z0-9_-]{32}|0[AB][A-Za-z0-9_-]{17,26}")
+
+INK, MUTED = "#1d2430", "#5b6472"
+HOW_TO_CLIENT = (
+    "Create one in the Google Cloud console: APIs & Services → Credentials → Create credentials → "
+    "OAuth client ID → Desktop app, download its JSON, and enable the Google Drive API "
+    "(APIs & Services → Library → Google Drive API)."
+)
+CHECK_CONNECTION = "Check the internet connection and run again."
+SIGN_IN_AGAIN = f"Sign in again: in Colab run the cell again; on a computer delete {TOKEN_FILE} and run again."
+IGOT_FOLDERS_ONLY = (
+    "iGot may only use Drive folders it created itself (it never asks for your whole Drive): give a folder "
+    "path such as Research/Interviews and iGot creates it; you can then move or share that folder and keep using it."
+)
+
+
+# --- the Doc's HTML ---------------------------------------------------------------------------
+def _date(t: Transcript) -> str:
+    """The transcript's date (info["created"], ISO) when it has one; else today."""
+    created = t.info.get("created")
+    if isinstance(created, str) and created.strip():
+        try:
+            return datetime.fromisoformat(created.strip().replace("Z", "+00:00")).date().isoformat()
+        except ValueError:
+            return clean_text(created)
+    return date.today().isoformat()
+
+
+def _web_link(url: Optional[str]) -> Optional[str]:
+    """A link that works from a Doc: http(s) only, so no file: or relative links."""
+    url = safe_link(url)
+    return url if url and urlsplit(url).scheme.lower() in ("http", "https") else None
+
+
+def _name(colour: int, name: str) -> str:
+    return f'<b style="color:{PALETTE[colour % len(PALETTE)]}">{html.escape(name)}</b>'
+
+
+def _doc_phrase(p: Phrase) -> str:
+    text = html.escape(clean_text(p.text))
+    link = _web_link(p.link)
+    # Ink colour, no underline: a page of blue underlined text is hard to read; Docs still shows the link.
+    return f'<a href="{html.escape(link)}" style="color:{INK};text-decoration:none">{text}</a>' if link else text
+
+
+def _doc_turn(turn: Paragraph) -> str:
+    head = f"{_name(turn.colour, turn.name)} " if turn.name else ""
+    head += f'<span style="color:{MUTED}">({format_clock(turn.start)})</span>:'
+    return f'<p style="margin:0 0 10pt;line-height:1.4">{head} {" ".join(_doc_phrase(p) for p in turn.phrases)}</p>'
+
+
+def doc_html(t: Transcript, summary: list[str] | None = None, title: str | None = None) -> str:
+    """HTML for Drive's HTML → Google Doc conversion: title, facts, summary, one paragraph per turn."""
+    e = html.escape
+    facts = header_facts(t)
+    title = clean_text(title or "") or facts.title
+
+    meta = [e(_date(t))]
+    video = _web_link(facts.video)
+    if video:
+        meta.append(f'<a href="{e(video)}">Open the video</a>')
+    elif facts.file:
+        meta.append(f"File: {e(facts.file)}")
+    if facts.language:
+        meta.append(f"Language: {e(facts.language)}")
+    if facts.duration:
+        meta.append(f"Duration: {format_clock(facts.duration)}")
+    if facts.speakers:
+        meta.append("Speakers: " + ", ".join(_name(i, name) for i, name in facts.speakers))
+
+    out = [
+        f'<!doctype html>\n<html lang="{e(t.language or "und")}">',
+        f'<head><meta charset="utf-8"><title>{e(title)}</title></head>',
+        f"<body>\n<h1>{e(title)}</h1>",
+        f'<p style="color:{MUTED}">{" · ".join(meta)}</p>',
+    ]
+    items = [clean_text(s) for s in summary or [] if clean_text(s)]
+    if items:
+        out += ["<h2>Summary</h2>", "<ul>" + "".join(f"<li>{e(s)}</li>" for s in items) + "</ul>"]
+    out.append("<h2>Transcript</h2>")
+    turns = speaker_turns(t)
+    out += [_doc_turn(turn) for turn in turns] or [f'<p style="color:{MUTED};font-style:italic">{NO_SPEECH}</p>']
+    linked = " Every phrase links to its moment in the video." if any(_web_link(p.link) for p in t.phrases) else ""
+    footer = "Transcribed automatically with iGot; it can contain mistakes." + linked
+    out.append(f'<p style="color:{MUTED};font-size:9pt">{footer}</p>')
+    out.append("</body>\n</html>\n")
+    return "\n".join(out)
+
+
+# --- signing in -------------------------------------------------------------------------------
+def colab_credentials() -> Credentials:
+    """Colab's own Google sign-in, narrowed to drive.file."""
+    from google.colab import auth
+
+    try:
+        auth.authenticate_user()
+    except Exception as err:  # Colab's own AuthorizationError, or NotImplementedError where unsupported
+        raise IgotError(f"Colab's Google sign-in did not finish: {err}.", "Run the cell again and allow Drive access.") from None
+    creds, _ = google.auth.default(scopes=SCOPES)
+    return creds
+
+
+def _client_config(path: Path) -> dict[str, Any]:
+    """The downloaded OAuth client file, checked: it must be a Desktop app client."""
+    if not path.is_file():
+        raise IgotError(f"No Google OAuth client file at {path}.", HOW_TO_CLIENT)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise IgotError(f"{path} is not a Google OAuth client file (not JSON).", HOW_TO_CLIENT) from None
+    app = data.get("installed") if isinstance(data, dict) else None
+    if not isinstance(app, dict) or not app.get("client_id") or not app.get("client_secret"):
+        what = ("a Web application client" if isinstance(data, dict) and "web" in data
+                else "a service account key" if isinstance(data, dict) and data.get("type") == "service_account"
+                else "not an OAuth client file")
+        raise IgotError(f"{path} is {what}, not a Desktop app OAuth client.", HOW_TO_CLIENT)
+    app.setdefault("auth_uri", "https://accounts.google.com/o/oauth2/auth")
+    app.setdefault("token_uri", "https://oauth2.googleapis.com/token")
+    return data
+
+
+def _cached_token(path: Path) -> Optional[UserCredentials]:
+    """The saved sign-in, if it is readable and for exactly iGot's scopes (else ask again)."""
+    if not path.is_file():
+        return None
+    try:
+        creds = UserCredentials.from_authorized_user_file(str(path))
+    except (OSError, ValueError, KeyError):
+        return None
+    return creds if set(creds.scopes or ()) == set(SCOPES) else None
+
+
+def _save_token(creds: UserCredentials, path: Path) -> None:
+    """Owner-only (0600) and atomic: the file holds a refresh token to the user's Drive."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
+        f.write(creds.to_json())
+    os.replace(tmp, path)
+
+
+def _sign_in(client_secrets: Path) -> UserCredentials:
+    flow = InstalledAppFlow.from_client_config(_client_config(client_secrets), scopes=SCOPES)
+    try:
+        return flow.run_local_server(
+            port=0,
+            authorization_prompt_message="Sign in to Google in your browser to let iGot create the Doc. "
+            "If no browser opened, open this link:\n{url}",
+            success_message="iGot can now create Google Docs in your Drive. You can close this tab.",
+            timeout_seconds=600,
+        )
+    except WSGITimeoutError:
+        raise IgotError("The Google sign-in was not finished in 10 minutes.", "Run again and finish it in the browser.") from None
+    except OAuth2Error as err:
+        raise IgotError(f"Google sign-in failed: {err.description or err.error}.", "Run again and allow access.") from None
+
+
+def local_credentials(client_secrets: Path, token_file: Path = TOKEN_FILE) -> Credentials:
+    """Installed-app sign-in: the browser asks once, then the saved token is reused and refreshed."""
+    client_secrets, token_file = Path(client_secrets).expanduser(), Path(token_file).expanduser()
+    creds = _cached_token(token_file)
+    if creds and creds.valid:
+        return creds
+    if creds and creds.refresh_token:
+        try:
+            creds.refresh(Request())
+        except RefreshError:
+            creds = None  # withdrawn, or expired for good (7 days for apps in "Testing"): ask again
+        except TransportError as err:
+            raise IgotError(f"Could not reach Google to refresh the sign-in: {err}.", CHECK_CONNECTION) from None
+    if not creds or not creds.valid:
+        creds = _sign_in(client_secrets)
+    _save_token(creds, token_file)
+    return creds
+
+
+def credentials(client_secrets: Path | None = None) -> Credentials:
+    """Colab's sign-in in Colab; elsewhere the installed-app flow with the user's OAuth client file."""
+    try:
+        import google.colab  # noqa: F401
+    except ImportError:
+        return local_credentials(Path(client_secrets or CLIENT_SECRETS))
+    return colab_credentials()
+
+
+# --- Drive ------------------------------------------------------------------------------------
+def drive_service(credentials: Credentials | None = None, http: Any = None) -> Resource:
+    """Drive v3 from the discovery document bundled with the client: no network until a request.
+
+    Give credentials (from credentials()) or, in tests, an httplib2-like `http`.
+    """
+    if (credentials is None) == (http is None):
+        raise ValueError("give credentials or http, not both or neither")
+    auth = {"credentials": credentials} if http is None else {"http": http}
+    return build("drive", "v3", static_discovery=True, cache_discovery=False, **auth)
+
+
+def _reason(err: HttpError) -> str:
+    """Drive's machine-readable reason, e.g. 'storageQuotaExceeded'; '' when the body has none."""
+    try:
+        error = json.loads(err.content.decode("utf-8"))["error"]
+        reasons = [e.get("reason", "") for e in error.get("errors", [])]
+        reasons += [d.get("reason", "") for d in error.get("details", []) if isinstance(d, dict)]
+        return next((r for r in reasons if r), "")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return ""
+
+
+def _http_error(err: HttpError, doing: str) -> IgotError:
+    """One line for a Drive error that retrying won't fix: what happened, and what to do."""
+    status, reason = err.resp.status, _reason(err)
+    if status == 404 or reason in ("appNotAuthorizedToFile", "insufficientFilePermissions"):
+        return IgotError(f"Google Drive would not let iGot {doing}: the folder is missing or not one iGot may use.",
+                         IGOT_FOLDERS_ONLY)
+    if reason == "storageQuotaExceeded":
+        return IgotError(f"Could not {doing}: your Google Drive is full.",
+                         "Free some space (empty the bin too) or get more storage, then run again.")
+    if reason in ("accessNotConfigured", "SERVICE_DISABLED"):
+        return IgotError(
+            "The Google Drive API is not enabled in the Google Cloud project of your OAuth client.",
+            "Enable it: Google Cloud console → APIs & Services → Library → Google Drive API → Enable; then run again.",
+        )
+    if status == 401 or reason in ("insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "authError"):
+        return IgotError(f"Could not {doing}: the Google sign-in does not let iGot create files in your Drive.", SIGN_IN_AGAIN)
+    if status == 429 or status >= 500 or reason in ("rateLimitExceeded", "userRateLimitExceeded"):
+        return IgotError(f"Could not {doing}: Google Drive is busy (HTTP {status}), still after {RETRIES} retries.",
+                         "Wait a few minutes and run again.")
+    return IgotError(f"Google Drive refused to {doing}: {err.reason or status} (HTTP {status}).",
+                     "Check the folder and the Google account you signed in with, then run again.")
+
+
+@contextmanager
+def _drive_errors(doing: str) -> Iterator[None]:
+    """Turn what reaches us after the client's retries into one IgotError."""
+    try:
+        yield
+    except HttpError as err:
+        raise _http_error(err, doing) from None
+    except RefreshError:
+        raise IgotError(f"Could not {doing}: the Google sign-in has expired or was withdrawn.", SIGN_IN_AGAIN) from None
+    except (httplib2.HttpLib2Error, TransportError, OSError) as err:
+        raise IgotError(f"Could not reach Google Drive to {doing}: {err}.", CHECK_CONNECTION) from None
+
+
+def _quote(value: str) -> str:
+    """A string literal for a Drive query: backslash first, then the quote it delimits with."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _id_from_url(url: str) -> str:
+    parts = urlsplit(url if "://" in url else "https://" + url)
+    segments = [s for s in parts.path.split("/") if s]
+    if parts.hostname in ("drive.google.com", "docs.google.com"):
+        if "folders" in segments[:-1]:  # /drive/folders/ID, /drive/u/0/folders/ID, …
+            return segments[segments.index("folders") + 1]
+        if "my-drive" in segments:
+            return "root"
+        ids = parse_qs(parts.query).get("id")  # open?id=ID
+        if ids and "d" not in segments:
+            return ids[0]
+    raise IgotError(
+        f"{url} is not a Google Drive folder link.",
+        "Copy the folder's address from the browser (it has /folders/ in it), or give a path such as Research/Interviews.",
+    )
+
+
+def _find_or_create(service: Resource, name: str, parent: str) -> str:
+    """The id of folder `name` in `parent`: the oldest one if there are several, a new one if none."""
+    query = f"name = {_quote(name)} and {_quote(parent)} in parents and mimeType = '{FOLDER}' and trashed = false"
+    with _drive_errors(f"look for the folder “{name}”"):
+        found = service.files().list(
+            q=query, spaces="drive", fields="files(id,name)", orderBy="createdTime", pageSize=1
+        ).execute(num_retries=RETRIES)
+    if found.get("files"):
+        return found["files"][0]["id"]
+    with _drive_errors(f"create the folder “{name}”"):
+        made = service.files().create(
+            body={"name": name, "mimeType": FOLDER, "parents": [parent]}, fields="id", supportsAllDrives=True
+        ).execute(num_retries=RETRIES)
+    return made["id"]
+
+
+def find_folder(service: Resource, folder: str) -> str:
+    """The id of a Drive folder given as a link, an id, or a path from My Drive (missing levels created).
+
+    "" (or "My Drive") is the top of My Drive. Paths use "/", so a folder whose name has "/" in it
+    can only be given by its link.
+    """
+    text = folder.strip()
+    if "://" in text or re.match(r"(drive|docs)\.google\.com/", text, re.IGNORECASE):
+        return _id_from_url(text)
+    if DRIVE_ID.fullmatch(text):
+        return text
+    parts = [p.strip() for p in text.split("/") if p.strip()]
+    if parts and parts[0].lower() in ("my drive", "root"):
+        parts = parts[1:]  # a path copied from Drive's breadcrumbs
+    folder_id = "root"
+    for name in parts:
+        folder_id = _find_or_create(service, name, folder_id)
+    return folder_id
+
+
+class _BytesUpload(MediaIoBaseUpload):
+    """Resumable chunks handed to the client as bytes, not as a slice of the stream.
+
+    After a 429 or 5xx the client sends the same chunk object again; a stream slice has been read
+    to its end by then, so the retry would carry no data. Bytes are sent whole every time.
+    """
+
+    def has_stream(self) -> bool:
+        return False
+
+
+def upload_doc(service: Resource, html: str, name: str, folder_id: str) -> tuple[str, str]:
+    """Upload HTML that Drive converts to a Google Doc; returns (doc id, the Doc's URL)."""
+    # Characters as &#NNN; references: the Doc is right whatever charset the converter assumes.
+    data = html.encode("ascii", "xmlcharrefreplace")
+    resumable = len(data) > SIMPLE_UPLOAD_LIMIT
+    media = _BytesUpload(io.BytesIO(data), mimetype="text/html", chunksize=CHUNK, resumable=resumable)
+    request = service.files().create(
+        body={"name": name, "mimeType": GOOGLE_DOC, "parents": [folder_id]},
+        media_body=media,
+        fields="id,webViewLink",
+        supportsAllDrives=True,
+    )
+    with _drive_errors(f"upload “{name}”"):
+        if resumable:
+            doc = None
+            while doc is None:
+                _, doc = request.next_chunk(num_retries=RETRIES)
+        else:
+            doc = request.execute(num_retries=RETRIES)
+    doc_id = doc["id"]
+    return doc_id, doc.get("webViewLink") or f"https://docs.google.com/document/d/{doc_id}/edit"
+
+
+def export_to_google_doc(
+    t: Transcript,
+    folder: str,
+    name: str | None = None,
+    summary: list[str] | None = None,
+    service: Resource | None = None,
+) -> str:
+    """Make the transcript a Google Doc in `folder` (link, id or path); returns the Doc's URL."""
+    name = clean_text(name or "") or header_facts(t).title
+    page = doc_html(t, summary, title=name)  # before signing in: a bad transcript fails fast
+    if service is None:
+        service = drive_service(credentials())
+    _, url = upload_doc(service, page, name, find_folder(service, folder))
+    return url
