@@ -78,19 +78,21 @@ def _load_error(model: str, exc: Exception) -> IgotError:
 
 # --- the model's labels, window by window ------------------------------------------------------
 def model_text(word: str) -> str:
-    """What the model reads: no edge punctuation, lower case, as in its training data
-    (SEPP-NLG Europarl, lower-cased, marks removed); inner marks ("3.5", "d'água") stay."""
+    """What the model reads: no edge punctuation, lower case, like the Europarl words of the
+    SEPP-NLG recipe it was trained with (lower-cased, marks removed); "3.5", "d'água" stay whole."""
     return re.sub(r"^\W+|\W+$", "", word).lower()
 
 
 def predict_labels(words: Sequence[str], punctuator: Punctuator, window: int = 384, overlap: int = 64,
-                   batch_size: int = 16, progress: bool = False) -> list[str]:
+                   batch_size: Optional[int] = None, progress: bool = False) -> list[str]:
     """One label per word: the mark the model puts after it ("0" for none).
 
     `window` is a budget of sub-tokens per model call (the model reads at most 512), `overlap`
     the words two neighbouring windows share, so that every word is judged with context on
     both sides. Words with no letter or digit are not shown to the model and get "0".
     """
+    # A GPU is 2.4x faster with 64 windows a call than with 16 (H200); a CPU does not care.
+    batch_size = batch_size or (64 if punctuator.device == "cuda" else 16)
     texts = [model_text(w) for w in words]
     kept = [i for i, text in enumerate(texts) if text]
     shown = [texts[i] for i in kept]

@@ -27,8 +27,12 @@ def checkpoint(tmp_path_factory):
         n_mels=80, n_audio_ctx=1500, n_audio_state=64, n_audio_head=2, n_audio_layer=1,
         n_vocab=51865, n_text_ctx=448, n_text_state=64, n_text_head=2, n_text_layer=1,
     )
+    model = Whisper(dims)
+    # openai-whisper leaves the decoder's positional embedding as uninitialised memory (a real
+    # checkpoint overwrites it); give it values so the random model never computes NaN.
+    torch.nn.init.normal_(model.decoder.positional_embedding, std=0.02)
     path = tmp_path_factory.mktemp("openai-whisper") / "tiny-random.pt"
-    torch.save({"dims": asdict(dims), "model_state_dict": Whisper(dims).state_dict()}, path)
+    torch.save({"dims": asdict(dims), "model_state_dict": model.state_dict()}, path)
     return path
 
 

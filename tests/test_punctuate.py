@@ -37,8 +37,10 @@ def model_dir(tmp_path_factory):
     backend.pre_tokenizer = pre_tokenizers.Metaspace()
     backend.decoder = decoders.Metaspace()
     specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    backend.train_from_iterator(SENTENCES * 3, trainers.UnigramTrainer(vocab_size=150, special_tokens=specials, unk_token="<unk>"))
-    backend.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    trainer = trainers.UnigramTrainer(vocab_size=150, special_tokens=specials, unk_token="<unk>")
+    backend.train_from_iterator(SENTENCES * 3, trainer)
+    backend.post_processor = processors.TemplateProcessing(single="<s> $A </s>",
+                                                           special_tokens=[("<s>", 0), ("</s>", 2)])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
                                         pad_token="<pad>", cls_token="<s>", sep_token="</s>", mask_token="<mask>")
     torch.manual_seed(0)
@@ -126,8 +128,9 @@ def test_load_errors(tmp_path, model_dir):
     from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForTokenClassification
 
     AutoTokenizer.from_pretrained(model_dir).save_pretrained(tmp_path)
-    XLMRobertaForTokenClassification(XLMRobertaConfig(vocab_size=150, hidden_size=32, num_hidden_layers=1,
-                                                      num_attention_heads=2, intermediate_size=64)).save_pretrained(tmp_path)
+    config = XLMRobertaConfig(vocab_size=150, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                              intermediate_size=64)
+    XLMRobertaForTokenClassification(config).save_pretrained(tmp_path)
     with pytest.raises(IgotError, match="not a punctuation model"):
         load_punctuator(str(tmp_path), device="cpu")  # labels LABEL_0, LABEL_1
     assert PUNCTUATION_MODEL == "kredor/punctuate-all"
@@ -189,7 +192,11 @@ def test_a_long_stream_keeps_every_word_in_order(punctuator):
     assert [plain(w.text) for w in out.words] == [plain(x) for x in texts]
     assert times(out) == times(t)
     shown = [plain(x) for x in texts if plain(x)]
-    assert len(plan_windows(token_counts(shown, punctuator), 384, 64)) > 50
+    sizes = token_counts(shown, punctuator)
+    spans = plan_windows(sizes, 384, 64)
+    assert len(spans) > 50
+    for span in spans[:3]:  # a word's sub-tokens do not depend on its neighbours
+        assert token_counts(shown[span.start:span.stop], punctuator) == sizes[span.start:span.stop]
 
 
 def test_windows_overlap_and_words_keep_their_inner_prediction():
