@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from igot.audio import SAMPLE_RATE, load_audio
 from igot.errors import IgotError
 from igot.speakers import NO_SPACE_LANGUAGES
-from igot.transcript import Phrase, Transcript, Word
+from igot.transcript import Transcript, Word
 
 # Default wav2vec2 CTC checkpoints (character vocabularies), one per Whisper language code.
 # Most are Jonatas Grosman's XLSR-53 fine-tunes on Common Voice, the de facto standard for
@@ -84,7 +84,7 @@ class Aligner:
         return str(self.model.dtype).removeprefix("torch.") if self.model is not None else "float32"
 
 
-def pick_device(device: str = "auto") -> str:
+def _pick_device(device: str) -> str:
     if device != "auto":
         return device
     return "cuda" if torch.cuda.is_available() else "cpu"
@@ -102,7 +102,7 @@ def load_aligner(language: str, model: Optional[str] = None, device: str = "auto
         from transformers import AutoFeatureExtractor, AutoModelForCTC, AutoTokenizer
     except ImportError:
         raise IgotError("Word alignment needs the transformers library.", "Run: pip install transformers") from None
-    device = pick_device(device)
+    device = _pick_device(device)
     path = os.path.expanduser(name)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
@@ -110,8 +110,8 @@ def load_aligner(language: str, model: Optional[str] = None, device: str = "auto
         net = AutoModelForCTC.from_pretrained(path)
     except Exception as exc:  # the hub client and the loaders raise many types
         raise _load_error(name, exc) from None
-    # float16 halves memory and time on a GPU with no loss in alignment; CPUs want float32.
-    net = net.to(device, torch.float16 if device == "cuda" else torch.float32).eval()
+    # float16 halves a GPU's memory and time, and wav2vec2 inference is stable in it; CPUs want float32.
+    net = net.to(device, torch.float16 if device.startswith("cuda") else torch.float32).eval()
     config = net.config
     ratio = getattr(config, "inputs_to_logits_ratio", None) or math.prod(config.conv_stride)
     blank = config.pad_token_id if config.pad_token_id is not None else tokenizer.pad_token_id
@@ -143,12 +143,16 @@ def _load_error(name: str, exc: Exception) -> IgotError:
 # --- CTC forced alignment ------------------------------------------------------------------------
 
 
-def forced_align(log_probs: torch.Tensor, tokens: list[int], blank: int) -> list[tuple[int, int, float]]:
+def forced_align(
+    log_probs: torch.Tensor, tokens: list[int], blank: int, edge: Optional[int] = None
+) -> list[tuple[int, int, float]]:
     """The most likely CTC path through `log_probs` [frames, classes] that spells `tokens`.
 
     Returns, per token, (first frame, end frame exclusive, mean probability over its frames).
     The path may start and end in blank, and must pass through a blank between two equal
-    tokens. Raises ValueError when there are too few frames to spell the tokens.
+    tokens. `edge`, when given, is the class that the frames before the first token and after
+    the last one score instead of blank. Raises ValueError when there are too few frames to
+    spell the tokens.
     """
     if not tokens:
         return []
@@ -159,6 +163,8 @@ def forced_align(log_probs: torch.Tensor, tokens: list[int], blank: int) -> list
     # States: blank, token 1, blank, token 2, …, token N, blank.
     labels = np.full(2 * len(tokens) + 1, blank)
     labels[1::2] = tokens
+    if edge is not None:
+        labels[0] = labels[-1] = edge
     emit = lp[:, labels]  # [frames, states]
     # Skipping a blank (state s-2 -> s) is allowed only into a token unlike the one before it.
     skip_penalty = np.full(len(labels), -np.inf)
@@ -298,27 +304,43 @@ def align_phrase(log_probs: torch.Tensor, words: list[Word], aligner: Aligner, o
     the caller then keeps Whisper's times.
     """
     vocabulary, delimiter = aligner.vocabulary, aligner.delimiter
+    any_sound = log_probs.shape[1]  # the class _with_any_sound adds
     tokens: list[int] = []
     ranges: list[Optional[tuple[int, int]]] = []  # each word's tokens, None when unspellable
     for w in words:
         chars = spell(w.text, vocabulary)
-        if not chars:
-            ranges.append(None)
+        if not chars and ranges and ranges[-1] is None:
+            ranges.append(None)  # one "any sound" token stands for a whole run of unspellable words
             continue
         if tokens and delimiter is not None:
             tokens.append(vocabulary[delimiter])
-        ranges.append((len(tokens), len(tokens) + len(chars)))
-        tokens += [vocabulary[c] for c in chars]
+        ranges.append((len(tokens), len(tokens) + len(chars)) if chars else None)
+        tokens += [vocabulary[c] for c in chars] if chars else [any_sound]
     frames = log_probs.shape[0]
-    if not tokens or frames < min_frames(tokens):
+    if all(r is None for r in ranges) or frames < min_frames(tokens):
         return None
-    spans = forced_align(log_probs, tokens, aligner.blank)
+    spans = forced_align(_with_any_sound(log_probs, aligner.blank), tokens, aligner.blank, edge=any_sound)
     times: list[Optional[tuple[float, float]]] = [
         None if r is None else (offset + spans[r[0]][0] * aligner.frame_s, offset + spans[r[1] - 1][1] * aligner.frame_s)
         for r in ranges
     ]
     times = _fill_unspelled(times, words, offset, offset + frames * aligner.frame_s)
     return [replace(w, start=round(a, 3), end=round(b, 3)) for w, (a, b) in zip(words, times)]
+
+
+def _with_any_sound(log_probs: torch.Tensor, blank: int) -> torch.Tensor:
+    """`log_probs` plus one class, "any sound", for what the phrase cannot spell: the window's
+    edges, which reach into the neighbouring phrases, and words such as "$1,200".
+
+    A frame scores there its blank, or its best letter at half the probability. So spoken
+    numbers and the neighbours' words are absorbed instead of pulling this phrase's letters
+    towards them, while a letter still prefers its own frames to "any sound".
+    """
+    lp = log_probs.float()
+    letters = lp.clone()
+    letters[:, blank] = -math.inf
+    any_sound = torch.maximum(lp[:, blank], letters.max(dim=-1).values + math.log(0.5))
+    return torch.cat([lp, any_sound[:, None]], dim=-1)
 
 
 def _fill_unspelled(

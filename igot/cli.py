@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", help="Whisper model: tiny … large-v3, turbo, or a local model path (default: large-v3 on a GPU, small on CPU)")
     r.add_argument("--speakers", type=int, help="number of speakers, if you know it (default: detected)")
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
+    r.add_argument("--no-align", dest="align", action="store_false", help="keep Whisper's word times (no wav2vec2 alignment)")
+    r.add_argument("--align-model", help="wav2vec2 CTC model (hub id or folder) for word timing (default: one per language)")
+    r.add_argument("--no-punctuate", dest="punctuate", action="store_false", help="keep Whisper's punctuation")
+    r.add_argument("--punctuation-model", default="kredor/punctuate-all", help="token-classification model for punctuation (hub id or folder)")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
     r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
@@ -60,7 +64,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             options = RunOptions(
                 name=args.name, language=args.language, engine=args.engine, model=args.model,
                 speakers=args.speakers, names=parse_names(args.names) if args.names else None,
-                video_url=args.video_url, cookies=args.cookies, device=args.device,
+                video_url=args.video_url, cookies=args.cookies, device=args.device, align=args.align,
+                align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
                 force=args.force, progress=not args.quiet,
             )
             result = run(args.source, args.out, options)
@@ -103,9 +108,10 @@ def demo(out: Path, device: str = "auto", force: bool = False, progress: bool = 
          models: Optional[Models] = None) -> RunResult:
     """A 42-second radio phone-in with four callers, through the small bundled models."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything the demo needs is on disk
+    # No alignment or punctuation model ships as a package, so the offline demo keeps Whisper's.
     options = RunOptions(
         name="Demo: radio phone-in", language="en", model="bundled:tiny.en", video_url=DEMO_VIDEO_URL,
-        device=device, force=force, progress=progress,
+        align=False, punctuate=False, device=device, force=force, progress=progress,
     )
     return run(str(DEMO_SAMPLE), out, options, models=models)
 

@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from igot import audio, diarize, export, source, speakers, transcribe
 from igot.errors import IgotError
@@ -38,6 +38,10 @@ class RunOptions:
     cookies: Optional[Path] = None  # for YouTube's "confirm you're not a bot"
     device: str = "auto"
     vad: bool = True
+    align: bool = True  # wav2vec2 word timing, where the language has a model
+    align_model: Optional[str] = None  # None: the default model for the language
+    punctuate: bool = True  # punctuation and sentence capitals, where the language has a model
+    punctuation_model: str = "kredor/punctuate-all"
     force: bool = False
     progress: bool = True
 
@@ -60,27 +64,34 @@ class Models:
 
     def __init__(self, keep: bool = False):
         self.keep = keep
-        self._whisper: dict[tuple, transcribe.WhisperModel] = {}
-        self._diarizer = None
+        self._loaded: dict[tuple, Any] = {}
+
+    def _get(self, key: tuple, load: Callable[[], Any]) -> Any:
+        if key not in self._loaded:
+            self._loaded[key] = load()
+        return self._loaded[key]
 
     def whisper(self, name: str, engine: str, device: str) -> transcribe.WhisperModel:
-        key = (name, engine, device)
-        if key not in self._whisper:
-            self._whisper[key] = transcribe.load_whisper(name, engine, device)
-        return self._whisper[key]
+        return self._get(("whisper", name, engine, device), lambda: transcribe.load_whisper(name, engine, device))
+
+    def aligner(self, language: str, model: Optional[str], device: str):
+        from igot import align
+
+        return self._get(("aligner", language, model, device), lambda: align.load_aligner(language, model, device))
+
+    def punctuator(self, model: str, device: str):
+        from igot import punctuate
+
+        return self._get(("punctuator", model, device), lambda: punctuate.load_punctuator(model, device))
 
     def diarizer(self, device: str):
-        if self._diarizer is None:
-            self._diarizer = diarize.load_diarizer(device)
-        return self._diarizer
+        return self._get(("diarizer", device), lambda: diarize.load_diarizer(device))
 
     def done_with(self, kind: str) -> None:
         if self.keep:
             return
-        if kind == "whisper":
-            self._whisper.clear()
-        else:
-            self._diarizer = None
+        for key in [k for k in self._loaded if k[0] == kind]:
+            del self._loaded[key]
         free_memory()
 
 
@@ -153,7 +164,21 @@ def run(
         log("Transcription: reusing the finished transcription")
     timings["transcription"] = time.perf_counter() - t0
 
-    # 3. Diarization (skipped when there is nothing to attribute)
+    # 3. Word timing (wav2vec2 alignment) and 4. punctuation, each saved like the others
+    t0 = time.perf_counter()
+    if options.align and transcript.phrases:
+        key = {**key, "align_model": options.align_model}
+        transcript = _stage(work / "alignment.json", key, options, log, "Word timing",
+                            lambda: _align(transcript, wav, options, models, device, log)) or transcript
+    timings["alignment"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if options.punctuate and transcript.phrases:
+        key = {**key, "punctuation_model": options.punctuation_model}
+        transcript = _stage(work / "punctuation.json", key, options, log, "Punctuation",
+                            lambda: _punctuate(transcript, options, models, device, log)) or transcript
+    timings["punctuation"] = time.perf_counter() - t0
+
+    # 5. Diarization (skipped when there is nothing to attribute)
     t0 = time.perf_counter()
     turns: list[SpeakerTurn] = []
     if transcript.phrases:
@@ -169,7 +194,7 @@ def run(
             turns = done.turns
     timings["diarization"] = time.perf_counter() - t0
 
-    # 4. Words to speakers, names, links, exports
+    # 6. Words to speakers (sentence by sentence), names, links, exports
     transcript = speakers.assign_speakers(replace(transcript, source=src), turns)
     if names:
         transcript = speakers.name_speakers(transcript, names)
@@ -187,6 +212,61 @@ def run(
         log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     files = export.write_exports(transcript, out_dir, stem)
     return RunResult(transcript, files, seconds, wav)
+
+
+def _stage(path: Path, key: dict, options: RunOptions, log, label: str, make: Callable[[], Optional[Transcript]]) -> Optional[Transcript]:
+    """Reuse a finished stage with the same options, or make it and save it."""
+    done = _load_stage(path, key, options.force)
+    if done is not None:
+        log(f"{label}: reusing the finished step")
+        return done
+    made = make()
+    if made is not None:
+        _save_stage(path, made, key)
+    return made
+
+
+def _align(t: Transcript, wav: Path, options: RunOptions, models: Models, device: str, log) -> Optional[Transcript]:
+    from igot import align
+
+    aligner = _optional_model(lambda: models.aligner(t.language or "", options.align_model, device),
+                              options.align_model, "alignment model", log)
+    if aligner is None:
+        if options.align_model is None and t.language not in align.ALIGN_MODELS:
+            log(f"Word timing: no alignment model for language '{t.language}', keeping Whisper's word times.")
+        return None
+    log(f"Word timing: aligning words with {aligner.name}")
+    aligned = align.align(t, wav, aligner, options.progress)
+    models.done_with("aligner")
+    return aligned
+
+
+def _punctuate(t: Transcript, options: RunOptions, models: Models, device: str, log) -> Optional[Transcript]:
+    from igot import punctuate
+
+    if t.language not in punctuate.PUNCTUATION_LANGUAGES:
+        log(f"Punctuation: no punctuation model for language '{t.language}', keeping Whisper's punctuation.")
+        return None
+    chosen = None if options.punctuation_model == punctuate.PUNCTUATION_MODEL else options.punctuation_model
+    punctuator = _optional_model(lambda: models.punctuator(options.punctuation_model, device), chosen, "punctuation model", log)
+    if punctuator is None:
+        return None
+    log(f"Punctuation: restoring sentences with {punctuator.name}")
+    done = punctuate.punctuate(t, punctuator, options.progress)
+    models.done_with("punctuator")
+    return done
+
+
+def _optional_model(load: Callable[[], Any], chosen: Optional[str], what: str, log) -> Any:
+    """A default model that cannot be had (offline, say) is skipped with a warning; a model the
+    user chose is an error, since they asked for it by name."""
+    try:
+        return load()
+    except IgotError as exc:
+        if chosen:
+            raise
+        log(f"Warning: the default {what} could not be loaded ({exc.problem}), so this step is skipped.")
+        return None
 
 
 def _stage_source(source_text: str, work: Path, options: RunOptions, log) -> tuple[Source, Path]:

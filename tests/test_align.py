@@ -67,9 +67,11 @@ def test_forced_align_too_few_frames():
     assert forced_align(favour("ab"), [], blank=0) == []
 
 
-def brute_force(lp: np.ndarray, tokens: list[int], blank: int):
-    """Best (score, spans) over every frame labelling that CTC-collapses to `tokens`, or None."""
-    frames, classes = lp.shape
+def brute_force(lp: np.ndarray, tokens: list[int], blank: int, edge: int | None = None):
+    """Best (score, spans) over every frame labelling that CTC-collapses to `tokens`, or None.
+
+    With `edge`, the frames before the first token and after the last score class `edge`."""
+    frames, classes = lp.shape[0], lp.shape[1] - (edge is not None)
     paths = np.stack(np.unravel_index(np.arange(classes**frames), (classes,) * frames), axis=1)
     previous = np.concatenate([np.full((len(paths), 1), -1), paths[:, :-1]], axis=1)
     new_token = (paths != blank) & (paths != previous)  # collapse: merge repeats, drop blanks
@@ -78,7 +80,13 @@ def brute_force(lp: np.ndarray, tokens: list[int], blank: int):
     if not spelled.any():
         return None
     paths, new_token = paths[spelled], new_token[spelled]
-    scores = lp[np.arange(frames), paths].sum(axis=1)
+    picked = lp[np.arange(frames), paths]
+    if edge is not None:
+        speech = paths != blank
+        first, last = speech.argmax(axis=1), frames - 1 - speech[:, ::-1].argmax(axis=1)
+        outside = (np.arange(frames) < first[:, None]) | (np.arange(frames) > last[:, None])
+        picked = np.where(outside, lp[:, edge], picked)
+    scores = picked.sum(axis=1)
     best = int(scores.argmax())
     spans: list[list[int]] = []
     for t, (label, new) in enumerate(zip(paths[best], new_token[best])):
@@ -89,29 +97,34 @@ def brute_force(lp: np.ndarray, tokens: list[int], blank: int):
     return float(scores[best]), [tuple(s) for s in spans]
 
 
-def path_score(lp: np.ndarray, spans, tokens: list[int], blank: int) -> float:
-    labels = np.full(len(lp), blank)
+def path_score(lp: np.ndarray, spans, tokens: list[int], blank: int, edge: int | None = None) -> float:
+    labels = np.full(len(lp), blank if edge is None else edge)
+    labels[spans[0][0] : spans[-1][1]] = blank
     for (a, b, _), token in zip(spans, tokens):
         labels[a:b] = token
     return float(lp[np.arange(len(lp)), labels].sum())
 
 
-def test_forced_align_equals_brute_force():
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("with_edge", [False, True])
+def test_forced_align_equals_brute_force(with_edge):
+    rng = np.random.default_rng(int(with_edge))
     checked = infeasible = 0
     for _ in range(150):
         frames, classes, n = int(rng.integers(1, 9)), int(rng.integers(2, 5)), int(rng.integers(1, 4))
         blank = int(rng.integers(0, classes))
         tokens = [int(c) for c in rng.choice([c for c in range(classes) if c != blank], size=n)]
         lp = torch.from_numpy(rng.normal(0, 2, (frames, classes))).log_softmax(dim=-1)
-        expected = brute_force(lp.numpy(), tokens, blank)
+        edge = None
+        if with_edge:  # an extra class that only the frames outside the tokens may score
+            lp, edge = torch.cat([lp, torch.from_numpy(rng.normal(-1, 1, (frames, 1)))], dim=1), classes
+        expected = brute_force(lp.numpy(), tokens, blank, edge)
         if expected is None:
             infeasible += 1
             with pytest.raises(ValueError):
-                forced_align(lp, tokens, blank)
+                forced_align(lp, tokens, blank, edge)
             continue
-        spans = forced_align(lp, tokens, blank)
-        assert path_score(lp.numpy(), spans, tokens, blank) == pytest.approx(expected[0], abs=1e-9)
+        spans = forced_align(lp, tokens, blank, edge)
+        assert path_score(lp.numpy(), spans, tokens, blank, edge) == pytest.approx(expected[0], abs=1e-9)
         assert [(a, b) for a, b, _ in spans] == expected[1]
         checked += 1
     assert checked > 80 and infeasible > 5  # both kinds of case really were exercised
@@ -156,6 +169,7 @@ def oracle(truth: list[tuple[str, float, float]], seed: int = 0):
         target = np.full(n, BLANK)
         for text, start, end in truth:
             inside = np.flatnonzero((centres >= start) & (centres < end))
+            # A word with no letters ("$1,200") is still spoken: some letters, as "twelve hundred…".
             letters = [VOCAB[c] for c in text.lower() if c in LETTERS + "'"] or list(rng.integers(6, 32, 4))
             if len(inside) == 0:
                 continue
@@ -168,7 +182,7 @@ def oracle(truth: list[tuple[str, float, float]], seed: int = 0):
             j = int(((end + start) / 2 * SAMPLE_RATE - first) // RATIO)
             if 0 <= j < n and target[j] == BLANK:
                 target[j] = DELIMITER
-        logits = rng.normal(0, 1, (n, len(VOCAB)))
+        logits = rng.normal(0, 0.5, (n, len(VOCAB)))
         logits[:, BLANK] += 4
         logits[np.arange(n), target] += 8
         return torch.from_numpy(logits).log_softmax(dim=-1)
@@ -219,8 +233,9 @@ def test_oracle_recovers_exact_word_times(conversation):
     assert_well_formed(aligned, late, duration)
     starts = np.array([w.start - t.start for w, t in zip(aligned.words, truth)])
     ends = np.array([w.end - t.end for w, t in zip(aligned.words, truth)])
-    assert np.abs(starts).max() <= 0.02, starts
-    assert np.abs(ends).max() <= 0.02, ends
+    # Exact up to the frame grid: a frame counts for a word when its centre is inside the word.
+    assert np.abs(starts).max() <= FRAME_S / 2 + 0.001, starts
+    assert np.abs(ends).max() <= FRAME_S / 2 + 0.001, ends
     assert aligned.info == {"engine": "faster-whisper", "alignment": "oracle"}
 
 
@@ -236,7 +251,8 @@ def test_numbers_and_symbols_keep_their_place():
     # "$1,200" is said as "twelve hundred dollars": sounds the alphabet cannot be matched to.
     truth = [("we", 1.0, 1.2), ("paid", 1.32, 1.6), ("$1,200", 1.72, 2.6), ("in", 2.72, 2.85), ("2023.", 2.97, 3.6)]
     words = [Word(text, start + 0.25, end + 0.25) for text, start, end in truth]
-    t = Transcript(Source("numbers"), "en", 4.5, phrases=[Phrase("", words[0].start, words[-1].end, "we paid $1,200 in 2023.", words=words)])
+    phrase = Phrase("", words[0].start, words[-1].end, "we paid $1,200 in 2023.", words=words)
+    t = Transcript(Source("numbers"), "en", 4.5, phrases=[phrase])
 
     aligned = align_with(t, oracle(truth), oracle_aligner(), 4.5)
 
@@ -252,10 +268,11 @@ def test_numbers_and_symbols_keep_their_place():
 
 def test_phrases_that_cannot_be_aligned_keep_whisper_times():
     words = [Word("2023", 0.5, 0.9), Word("$5", 1.0, 1.4)]  # nothing spellable
-    many = [Word(w, 2.0 + i * 0.01, 2.005 + i * 0.01) for i, w in enumerate("so many words in no time at all".split())]
+    text = "this sentence has far too many letters for so little time"
+    many = [Word(w, 2.0 + i * 0.01, 2.005 + i * 0.01) for i, w in enumerate(text.split())]
     t = Transcript(Source("x"), "en", 2.2, phrases=[
         Phrase("", 0.5, 1.4, "2023 $5", words=words),
-        Phrase("", 2.0, 2.065, "so many words in no time at all", words=many),  # audio too short for the letters
+        Phrase("", 2.0, 2.105, text, words=many),  # 0.7 s of audio (with padding): too short for its letters
     ])
 
     aligned = align_with(t, oracle([]), oracle_aligner(), duration=2.2)
@@ -299,6 +316,7 @@ def test_tiny_model_through_load_aligner(tiny_model, conversation):
     assert aligner.precision == "float32" and not aligner.model.training
 
     t = whisper_like([Word(w.text, w.start, w.end) for w in spoken], shift=0.3)
+    t.phrases = t.phrases[:6]  # enough for the code path; a forward pass is slow on a busy CPU
     aligned = align(t, wav, aligner)
 
     duration = sf_duration(wav)
