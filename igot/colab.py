@@ -108,13 +108,14 @@ def _drive_file(path: str) -> str:
 
 
 def run_interview(source: str, name: str = "", language: str = "auto", model: str = "large-v3",
-                  engine: str = "faster-whisper", speakers_count: int = 0, out_dir: Optional[Path] = None) -> RunResult:
+                  engine: str = "faster-whisper", speakers_count: int = 0, word_timing: bool = True,
+                  punctuation: bool = True, out_dir: Optional[Path] = None) -> RunResult:
     """The whole pipeline with progress bars; prints the summary line with the real-time factor."""
     from igot.cli import summary_line
 
     options = RunOptions(
         name=name.strip() or None, language=None if language in ("", "auto") else language,
-        engine=engine, model=model, speakers=speakers_count or None,
+        engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,
     )
     result = run(source, Path(out_dir or workspace() / "igot-output"), options, models=Models(), log=print)
     print(summary_line(result))

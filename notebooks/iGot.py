@@ -62,11 +62,15 @@ whisper_model = "large-v3"  #@param ["large-v3", "large-v3-turbo", "medium", "sm
 engine = "faster-whisper"  #@param ["faster-whisper", "openai-whisper"]
 #@markdown Number of speakers, if you know it (0 = find out):
 number_of_speakers = 0  #@param {type:"integer"}
+#@markdown Exact word timing (wav2vec2) and punctuation restoration, for links that land on the word and text that reads as sentences:
+word_timing = True  #@param {type:"boolean"}
+punctuation = True  #@param {type:"boolean"}
 
 # %% cellView="form"
 #@title 5. Transcribe { display-mode: "form" }
 #@markdown If Colab disconnects, run the cells again: finished steps are kept and reused.
-result = igot.colab.run_interview(interview, interview_name, language, whisper_model, engine, number_of_speakers)
+result = igot.colab.run_interview(interview, interview_name, language, whisper_model, engine, number_of_speakers,
+                                  word_timing, punctuation)
 
 # %% cellView="form"
 #@title 6. Name the speakers { display-mode: "form" }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from igot.audio import SAMPLE_RATE
 from igot.errors import IgotError
 from igot.speakers import ends_sentence
 from igot.transcript import Phrase, Source, Transcript, Word
+from tests.tiny_models import save_tiny_wav2vec2
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # A wav2vec2-style character vocabulary: <pad> is the CTC blank, "|" separates words.
@@ -285,27 +285,7 @@ def test_phrases_that_cannot_be_aligned_keep_whisper_times():
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    from transformers import (
-        Wav2Vec2Config,
-        Wav2Vec2CTCTokenizer,
-        Wav2Vec2FeatureExtractor,
-        Wav2Vec2ForCTC,
-        Wav2Vec2Processor,
-    )
-
-    folder = tmp_path_factory.mktemp("tiny-wav2vec2")
-    vocab_file = folder.parent / "tiny-vocab.json"
-    vocab_file.write_text(json.dumps(VOCAB))
-    tokenizer = Wav2Vec2CTCTokenizer(str(vocab_file), unk_token="<unk>", pad_token="<pad>", word_delimiter_token="|")
-    extractor = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=SAMPLE_RATE, padding_value=0.0, do_normalize=True)
-    Wav2Vec2Processor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(folder)
-    config = Wav2Vec2Config(
-        vocab_size=len(VOCAB), pad_token_id=BLANK, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, conv_dim=(16,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
-    )
-    torch.manual_seed(0)
-    Wav2Vec2ForCTC(config).save_pretrained(folder)
-    return folder
+    return save_tiny_wav2vec2(tmp_path_factory.mktemp("models") / "tiny-wav2vec2", VOCAB)
 
 
 def test_tiny_model_through_load_aligner(tiny_model, conversation):

@@ -93,3 +93,47 @@ def test_demo_writes_linked_transcript_files(models, tmp_path):
     assert all(p.link and "#t=" in p.link for p in t.phrases)
     text = " ".join(p.text for p in t.phrases).lower()
     assert "united kingdom" in text and "spain" in text
+
+
+def test_run_with_alignment_and_punctuation_models(conversation, models, tmp_path, capsys):
+    """`igot run` with model folders saved like downloads: a wav2vec2 aligner and a punctuation
+    classifier (tiny, random: times and marks are noise, the stages and their wiring are real)."""
+    from igot.cli import main
+    from tests.tiny_models import save_tiny_punctuator, save_tiny_wav2vec2
+
+    aligner = save_tiny_wav2vec2(tmp_path / "aligner")
+    punctuator = save_tiny_punctuator(tmp_path / "punctuator")
+    wav, spoken = conversation
+    code = main(["run", str(wav), "--model", "bundled:tiny.en", "--language", "en", "--speakers", "2",
+                 "--align-model", str(aligner), "--punctuation-model", str(punctuator), "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"Word timing: aligning words with {aligner}" in err and f"Punctuation: restoring sentences with {punctuator}" in err
+    saved = json.loads((tmp_path / "out" / "interview.json").read_text())
+    assert saved["info"]["alignment"] == str(aligner) and saved["info"]["punctuation"] == str(punctuator)
+    words = [w for p in saved["phrases"] for w in p["words"]]
+    assert len(words) >= 0.9 * len(spoken)
+    assert all(a["start"] <= a["end"] <= b["start"] for a, b in zip(words, words[1:]))
+    assert all(p["link"] is None for p in saved["phrases"])  # a local file and no --video-url
+
+
+def test_default_models_missing_offline_are_skipped_with_a_warning(conversation, models, tmp_path):
+    """Offline, the default alignment and punctuation models cannot be downloaded: the run still
+    gives a transcript, and says which steps it skipped."""
+    wav, _ = conversation
+    messages: list[str] = []
+    result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False),
+                 models=models, log=messages.append)
+    assert result.transcript.phrases
+    assert any(m.startswith("Warning: the default alignment model could not be loaded") for m in messages)
+    assert any(m.startswith("Warning: the default punctuation model could not be loaded") for m in messages)
+
+
+def test_language_without_alignment_model_keeps_whisper_times(conversation, models, tmp_path):
+    wav, _ = conversation
+    messages: list[str] = []
+    # Whisper is told the speech is Welsh: there is no alignment nor punctuation model for it
+    run(str(wav), tmp_path, RunOptions(model="bundled:base", language="cy", speakers=2, progress=False),
+        models=models, log=messages.append)
+    assert "Word timing: no alignment model for language 'cy', keeping Whisper's word times." in messages
+    assert "Punctuation: no punctuation model for language 'cy', keeping Whisper's punctuation." in messages

@@ -14,43 +14,13 @@ from igot.punctuate import (PUNCTUATION_MODEL, apply_labels, load_punctuator, pl
                             punctuate, token_counts, windowed_labels)
 from igot.speakers import join_words
 from igot.transcript import Phrase, Source, Transcript, Word
+from tests.tiny_models import PUNCTUATION_LABELS as ID2LABEL, SENTENCES, save_tiny_punctuator
 
-# kredor/punctuate-all's config.json
-ID2LABEL = {0: "0", 1: ".", 2: ",", 3: "?", 4: "-", 5: ":"}
-SENTENCES = [
-    "olá tudo bem com você", "eu acho que o aplicativo é bom mas o cadastro demorou",
-    "foi tranquilo o cadastro levou uns dois minutos", "você usaria isso de novo",
-    "how was your first day with the app", "the sign up took about two minutes",
-]
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    """A tiny random XLM-RoBERTa token classifier with punctuate-all's labels, and a Unigram
-    tokenizer like XLM-R's, saved with save_pretrained: what a download leaves on disk."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForTokenClassification
-
-    backend = Tokenizer(models.Unigram())
-    backend.normalizer = normalizers.NFKC()
-    backend.pre_tokenizer = pre_tokenizers.Metaspace()
-    backend.decoder = decoders.Metaspace()
-    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    trainer = trainers.UnigramTrainer(vocab_size=150, special_tokens=specials, unk_token="<unk>")
-    backend.train_from_iterator(SENTENCES * 3, trainer)
-    backend.post_processor = processors.TemplateProcessing(single="<s> $A </s>",
-                                                           special_tokens=[("<s>", 0), ("</s>", 2)])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                        pad_token="<pad>", cls_token="<s>", sep_token="</s>", mask_token="<mask>")
-    torch.manual_seed(0)
-    config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                              intermediate_size=64, max_position_embeddings=514, pad_token_id=1, bos_token_id=0,
-                              eos_token_id=2, id2label=ID2LABEL, label2id={v: k for k, v in ID2LABEL.items()})
-    folder = tmp_path_factory.mktemp("punctuate-tiny")
-    tokenizer.save_pretrained(folder)
-    XLMRobertaForTokenClassification(config).save_pretrained(folder)
-    return folder
+    return save_tiny_punctuator(tmp_path_factory.mktemp("models") / "punctuate-tiny")
 
 
 @pytest.fixture(scope="module")
