@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COLAB_PROVIDES = {"torch", "numpy", "transformers", "google-auth", "google-api-python-client", "google-auth-oauthlib",
-                  "scipy", "pandas", "ipython", "ipykernel", "requests", "tqdm"}
+                  "scipy", "pandas", "ipython", "ipykernel", "requests", "tqdm", "sentencepiece"}
 
 
 def requirements(extra: str) -> list[str]:
