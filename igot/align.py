@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from igot.audio import SAMPLE_RATE, load_audio
+from igot.audio import SAMPLE_RATE, is_speech_wav, load_audio, read_window, wav_duration
 from igot.errors import IgotError
 from igot.speakers import NO_SPACE_LANGUAGES
 from igot.transcript import Transcript, Word
@@ -259,13 +259,23 @@ def align(
     """
     if aligner is None:
         return t
-    samples = audio if isinstance(audio, np.ndarray) else load_audio(Path(audio))
-    samples = np.asarray(samples, dtype=np.float32)
+    if not isinstance(audio, np.ndarray) and not is_speech_wav(Path(audio)):
+        audio = load_audio(Path(audio))  # another format: decode it whole
+    if isinstance(audio, np.ndarray):
+        samples = np.asarray(audio, dtype=np.float32)
+        duration = len(samples) / SAMPLE_RATE
 
-    def emissions(start: int, end: int) -> torch.Tensor:
-        return model_log_probs(aligner, samples[start:end])
+        def emissions(start: int, end: int) -> torch.Tensor:
+            return model_log_probs(aligner, samples[start:end])
+    else:
+        # A recording on disk is read phrase by phrase, so a long one never sits in memory whole.
+        path = Path(audio)
+        duration = wav_duration(path)
 
-    return align_with(t, emissions, aligner, len(samples) / SAMPLE_RATE, progress)
+        def emissions(start: int, end: int) -> torch.Tensor:
+            return model_log_probs(aligner, read_window(path, start / SAMPLE_RATE, end / SAMPLE_RATE))
+
+    return align_with(t, emissions, aligner, duration, progress)
 
 
 def align_with(

@@ -72,6 +72,51 @@ def load_audio(path: Path) -> np.ndarray:
     return _to_float(result.stdout)
 
 
+# Long recordings go through the stages in pieces of this length, so memory stays the same
+# whether the interview lasts ten minutes or three hours.
+PIECE_SECONDS = 600.0
+
+
+def wav_duration(path: Path) -> float:
+    """Length in seconds of a WAV file (the 16 kHz one every stage reads), without reading it."""
+    with wave.open(str(path), "rb") as w:
+        return w.getnframes() / w.getframerate()
+
+
+def is_speech_wav(path: Path) -> bool:
+    """True for the 16 kHz mono 16-bit WAV that convert_to_wav writes (read piece by piece)."""
+    try:
+        with wave.open(str(path), "rb") as w:
+            return (w.getframerate(), w.getnchannels(), w.getsampwidth(), w.getcomptype()) == (SAMPLE_RATE, 1, 2, "NONE")
+    except (OSError, wave.Error, EOFError):
+        return False
+
+
+def read_window(path: Path, start: float, end: float) -> np.ndarray:
+    """Samples [start, end) seconds of a 16 kHz mono 16-bit WAV as float32, read from disk."""
+    if not is_speech_wav(path):
+        raise ValueError(f"{path} is not a 16 kHz mono 16-bit WAV; convert it with convert_to_wav first")
+    with wave.open(str(path), "rb") as w:
+        first = min(max(0, int(round(start * SAMPLE_RATE))), w.getnframes())
+        last = min(max(first, int(round(end * SAMPLE_RATE))), w.getnframes())
+        w.setpos(first)
+        return _to_float(w.readframes(last - first))
+
+
+def pieces(path: Path, length: float = PIECE_SECONDS, search: float = 30.0) -> list[tuple[float, float]]:
+    """Cut a long WAV into pieces of about `length` seconds, each cut in the quietest 100 ms of
+    the last `search` seconds before it, so that no word is cut in two."""
+    duration = wav_duration(path)
+    bounds = [0.0]
+    while duration - bounds[-1] > length + search:
+        target = bounds[-1] + length
+        quiet = read_window(path, target - search, target)
+        frame = SAMPLE_RATE // 10
+        energy = np.square(quiet[: len(quiet) // frame * frame].reshape(-1, frame)).mean(axis=1)
+        bounds.append(round(target - search + (int(np.argmin(energy)) + 0.5) * 0.1, 3))
+    return list(zip(bounds, bounds[1:] + [duration]))
+
+
 def media_duration(path: Path) -> float | None:
     """Duration in seconds as ffprobe reports it, or None when it cannot tell."""
     try:

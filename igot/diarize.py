@@ -8,12 +8,15 @@ senko's own settings cannot do (they drop speakers with little speech).
 
 from __future__ import annotations
 
+import tempfile
+import wave
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from igot.audio import SAMPLE_RATE, pieces, read_window
 from igot.errors import IgotError
 from igot.transcribe import pick_device
 from igot.transcript import SpeakerTurn
@@ -28,28 +31,53 @@ def load_diarizer(device: str = "auto") -> Any:
 
 
 def diarize(audio_path: Path, diarizer: Any, num_speakers: Optional[int] = None, progress: bool = False) -> list[SpeakerTurn]:
-    """Speaker turns of a 16 kHz mono 16-bit WAV, in time order. Speaker ids are arbitrary."""
+    """Speaker turns of a 16 kHz mono 16-bit WAV, in time order. Speaker ids are arbitrary.
+
+    Voices are found piece by piece (PIECE_SECONDS each, so memory does not grow with the
+    recording) and clustered together at the end, so a speaker keeps one id throughout.
+    """
     if num_speakers is not None and num_speakers < 1:
         raise IgotError(f"The number of speakers must be 1 or more, not {num_speakers}.", "Leave it empty to detect it.")
-    wav = str(audio_path)
-    with tqdm(total=3, desc="Speakers", unit="step", disable=not progress, leave=False) as bar:
-        # senko's steps one by one (pinned senko==0.2.2), so we can cluster its embeddings ourselves.
-        speech = diarizer._perform_vad(wav)
-        bar.update()
+    speech: list[tuple[float, float]] = []
+    windows: list[tuple[float, float]] = []
+    embeddings: list[np.ndarray] = []
+    cuts = pieces(audio_path)
+    with tqdm(total=len(cuts) + 1, desc="Speakers", unit="step", disable=not progress, leave=False) as bar:
+        for start, end in cuts:
+            found, found_windows, found_embeddings = _voices(diarizer, audio_path, start, end, num_speakers != 1)
+            speech += found
+            windows += found_windows
+            embeddings += found_embeddings
+            bar.update()
         if not speech:
             return []
-        windows = diarizer._generate_subsegments(speech, None)
         if num_speakers == 1 or len(windows) < 2:
-            return _merge([SpeakerTurn("1", float(s), float(e)) for s, e in speech])
-        feats, frames, offsets, dim = diarizer._extract_fbank_features(wav, windows)
-        embeddings = np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
-        bar.update()
+            return _merge([SpeakerTurn("1", s, e) for s, e in speech])
+        vectors = np.concatenate(embeddings)
         if num_speakers is None:
-            labels = _senko_labels(diarizer, embeddings, windows)
+            labels = _senko_labels(diarizer, vectors, windows)
         else:
-            labels = cluster_speakers(embeddings, min(num_speakers, len(windows)))
+            labels = cluster_speakers(vectors, min(num_speakers, len(windows)))
         bar.update()
     return windows_to_turns(windows, labels)
+
+
+def _voices(diarizer: Any, audio_path: Path, start: float, end: float, embed: bool):
+    """senko's steps one by one (pinned senko==0.2.2) on one piece: speech regions, 1.5 s
+    windows over them and a voice embedding per window, in the recording's time."""
+    with tempfile.TemporaryDirectory(prefix="igot-piece-") as folder:
+        piece = Path(folder) / "piece.wav"
+        with wave.open(str(piece), "wb") as w:
+            w.setnchannels(1), w.setsampwidth(2), w.setframerate(SAMPLE_RATE)
+            w.writeframes((np.clip(read_window(audio_path, start, end), -1, 1) * 32767).astype("<i2").tobytes())
+        speech = diarizer._perform_vad(str(piece))
+        if not speech or not embed:
+            return [(start + float(a), start + float(b)) for a, b in speech or []], [], []
+        windows = diarizer._generate_subsegments(speech, None)
+        feats, frames, offsets, dim = diarizer._extract_fbank_features(str(piece), windows)
+        vectors = np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
+    shifted = [(start + float(a), start + float(b)) for a, b in windows]
+    return [(start + float(a), start + float(b)) for a, b in speech], shifted, [vectors]
 
 
 def _senko_labels(diarizer: Any, embeddings: np.ndarray, windows) -> np.ndarray:
@@ -66,13 +94,22 @@ def _senko_labels(diarizer: Any, embeddings: np.ndarray, windows) -> np.ndarray:
     return np.asarray(spectral(embeddings))
 
 
-def cluster_speakers(embeddings: np.ndarray, num_speakers: int) -> np.ndarray:
+def cluster_speakers(embeddings: np.ndarray, num_speakers: int, most: int = 2000) -> np.ndarray:
     """Group speaker embeddings into exactly `num_speakers` voices: senko's spectral clustering
     told the number. (Agglomerative clustering was tried: 0.68 vs 0.93 frame accuracy on the
-    six-voice dev recording, the same on the others.)"""
+    six-voice dev recording, the same on the others.) Above `most` windows (about 25 minutes of
+    speech) spectral clustering's N x N affinity grows too large (1.6 GB at 3 hours), so the
+    windows are first gathered into `most // 4` small groups by k-means and the groups clustered."""
     from senko.cluster.cluster_cpu import SpectralCluster
 
-    return np.asarray(SpectralCluster(min_num_spks=1, max_num_spks=max(15, num_speakers), pval=0.012)(embeddings, oracle_num=num_speakers))
+    spectral = SpectralCluster(min_num_spks=1, max_num_spks=max(15, num_speakers), pval=0.012)
+    if len(embeddings) <= most:
+        return np.asarray(spectral(embeddings, oracle_num=num_speakers))
+    from sklearn.cluster import MiniBatchKMeans
+
+    unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-9)
+    groups = MiniBatchKMeans(n_clusters=most // 4, n_init=3, random_state=0).fit(unit)
+    return np.asarray(spectral(groups.cluster_centers_, oracle_num=num_speakers))[groups.labels_]
 
 
 def windows_to_turns(windows, labels) -> list[SpeakerTurn]:

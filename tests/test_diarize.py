@@ -72,3 +72,17 @@ def test_silence_has_no_turns(tmp_path, diarizer):
         f.setnchannels(1), f.setsampwidth(2), f.setframerate(16000)
         f.writeframes(np.zeros(16000 * 3, dtype=np.int16).tobytes())
     assert diarize(wav, diarizer) == []
+
+
+def test_many_windows_are_clustered_through_small_groups(conversation, diarizer):
+    """Past `most` windows the known-count clustering goes through k-means groups (bounded
+    memory on long recordings) and still separates the two voices."""
+    from igot.audio import wav_duration
+    from igot.diarize import _voices, cluster_speakers
+
+    wav, spoken = conversation
+    _, windows, vectors = _voices(diarizer, wav, 0.0, wav_duration(wav), True)
+    assert len(windows) > 40
+    labels = cluster_speakers(vectors[0], 2, most=40)  # 10 groups of windows, then 2 voices
+    truth = [SpeakerTurn(t.speaker, t.start, t.end) for t in speaker_turns(spoken)]
+    assert frame_accuracy(windows_to_turns(windows, labels), truth) > 0.9
