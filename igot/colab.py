@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from igot import export, speakers
-from igot.audio import SAMPLE_RATE, load_audio
+from igot.audio import SAMPLE_RATE, read_window
 from igot.errors import IgotError
 from igot.pipeline import Models, RunOptions, RunResult, run
 
@@ -125,16 +125,14 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
 def speaker_clips(result: RunResult, seconds: float = 8.0) -> list[tuple[str, str, np.ndarray]]:
     """For each speaker: (name, what they say, audio) from their longest phrase, at most `seconds`."""
     t = result.transcript
-    audio = load_audio(result.audio) if result.audio else None
     clips = []
     for speaker in t.speakers:
         phrases = [p for p in t.phrases if p.speaker == speaker.id]
-        if not phrases or audio is None:
+        if not phrases or result.audio is None:
             continue
         best = max(phrases, key=lambda p: p.end - p.start)
         start = max(0.0, best.start - 0.2)
-        end = min(best.end + 0.2, start + seconds)
-        clips.append((speaker.name, best.text, audio[int(start * SAMPLE_RATE): int(end * SAMPLE_RATE)]))
+        clips.append((speaker.name, best.text, read_window(result.audio, start, min(best.end + 0.2, start + seconds))))
     return clips
 
 
