@@ -7,6 +7,7 @@ numbers read naturally in the document, and can be renamed without find-and-repl
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
@@ -26,14 +27,18 @@ def ends_sentence(word: str) -> bool:
     return word.rstrip("\"'”’)»").endswith((".", "?", "!", "…", "。", "？", "！"))
 
 
-def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], start: float, end: float) -> Optional[str]:
-    """The speaker who talks most during [start, end]; the nearest turn when none overlaps."""
+def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
+               start: float, end: float) -> Optional[str]:
+    """The speaker who talks most during [start, end]; the nearest turn when none overlaps.
+
+    `starts` are the sorted turns' starts and `reach[i]` the latest end among turns[:i + 1],
+    so only turns that can overlap the word are looked at, however much turns overlap.
+    """
     if not turns:
         return None
-    i = bisect.bisect_right(starts, end)
+    first, i = bisect.bisect_right(reach, start), bisect.bisect_right(starts, end)
     overlap: dict[str, float] = {}
-    # Turns are sorted and barely overlap, so a few turns back is enough.
-    for t in turns[max(0, i - 8): i]:
+    for t in turns[first:i]:
         o = min(end, t.end) - max(start, t.start)
         if o > 0:
             overlap[t.speaker] = overlap.get(t.speaker, 0.0) + o
@@ -78,7 +83,8 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     """
     turns = sorted(turns, key=lambda t: t.start)
     starts = [t.start for t in turns]
-    words = [replace(w, speaker=speaker_at(turns, starts, w.start, w.end) or "1") for w in transcript.words]
+    reach = list(itertools.accumulate((t.end for t in turns), max))
+    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end) or "1") for w in transcript.words]
     runs = [run for sentence in split_sentences(words) for run in _absorb_backchannels(_runs(sentence))]
     order: dict[str, str] = {}  # diarizer's id -> our id, in order of first appearance
     phrases = []

@@ -111,3 +111,13 @@ def test_links_point_at_each_phrase_start():
     assert links == ["https://www.youtube.com/watch?v=abc123DEF45&t=83s", "https://www.youtube.com/watch?v=abc123DEF45&t=3600s"]
     local = Transcript(Source("x", None, path="/tmp/x.wav"), phrases=t.phrases)
     assert [p.link for p in add_links(local).phrases] == [None, None]
+
+
+def test_long_turn_behind_many_short_overlapping_ones():
+    """Sortformer gives overlapping turns: a word deep inside a long turn belongs to it even
+    when many short turns of someone else start after that long turn began."""
+    t = whisper_output(words_at("and that is why I stopped using the app.", 55.0))
+    turns = [SpeakerTurn("A", 0.0, 60.0)] + [SpeakerTurn("B", 5.0 * k, 5.0 * k + 0.5) for k in range(1, 11)]
+    out = assign_speakers(t, turns)
+    assert [p.text for p in out.phrases if p.speaker == out.speakers[0].id] == ["and that is why I stopped using the app."]
+    assert out.speakers[0].name == "Speaker 1" and len(out.speakers) == 1
