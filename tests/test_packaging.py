@@ -50,3 +50,14 @@ def test_colab_pins_are_the_versions_tested_here():
 def test_notebook_installs_the_colab_extra():
     notebook = (ROOT / "notebooks" / "iGot.py").read_text()
     assert re.search(r'IGOT_PACKAGE = "igot\[colab\] @ git\+https://', notebook)
+
+
+def test_colab_nemo_install_matches_the_nemo_extra():
+    """The notebook installs NeMo with --no-deps (so nothing Colab has is touched); the NeMo it
+    names is the one the `nemo` extra pins and CI tests."""
+    from igot.colab import NEMO_NO_DEPS
+
+    pinned = dict(r.split("==") for r in NEMO_NO_DEPS)
+    assert [r for r in requirements("nemo")] == [f"nemo_toolkit[asr]=={pinned['nemo_toolkit']}"]
+    assert not set(n.lower() for n in pinned) & {"torch", "numpy", "transformers", "packaging", "fsspec"}
+    assert version("nemo_toolkit") == pinned["nemo_toolkit"]
