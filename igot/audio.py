@@ -9,6 +9,7 @@ import os
 import subprocess
 import wave
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -103,9 +104,11 @@ def read_window(path: Path, start: float, end: float) -> np.ndarray:
         return _to_float(w.readframes(last - first))
 
 
-def pieces(path: Path, length: float = PIECE_SECONDS, search: float = 30.0) -> list[tuple[float, float]]:
-    """Cut a long WAV into pieces of about `length` seconds, each cut in the quietest 100 ms of
-    the last `search` seconds before it, so that no word is cut in two."""
+def pieces(path: Path, length: Optional[float] = None, search: float = 30.0) -> list[tuple[float, float]]:
+    """Cut a long WAV into pieces of about `length` seconds (PIECE_SECONDS), each cut in the
+    quietest 100 ms of the last `search` seconds before it, so that no word is cut in two."""
+    length = length or PIECE_SECONDS
+    search = min(search, length / 2)
     duration = wav_duration(path)
     bounds = [0.0]
     while duration - bounds[-1] > length + search:

@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("source", help="YouTube/Vimeo/any yt-dlp URL, a direct media link, or a local file")
     r.add_argument("--name", help="interview name (default: the video title or file name)")
     r.add_argument("--language", help="language code such as pt or en (default: detected)")
-    r.add_argument("--engine", default="faster-whisper", choices=["faster-whisper", "openai-whisper"])
+    r.add_argument("--engine", default="auto", choices=["auto", "faster-whisper", "openai-whisper", "transformers"],
+                   help="Whisper engine (default auto: faster-whisper on CPU and where it can use the GPU, else transformers)")
     r.add_argument("--model", help="Whisper model: tiny … large-v3, turbo, or a local model path (default: large-v3 on a GPU, small on CPU)")
     r.add_argument("--speakers", type=int, help="number of speakers, if you know it (default: detected)")
     r.add_argument("--diarizer", default="auto", choices=["auto", "senko", "nemo"],

