@@ -251,6 +251,7 @@ def align(
     audio: Union[np.ndarray, Path, str],
     aligner: Optional[Aligner],
     progress: bool = False,
+    whole: Optional[bool] = None,
 ) -> Transcript:
     """Give every word the start and end that the alignment model hears; text is unchanged.
 
@@ -265,15 +266,27 @@ def align(
         samples = np.asarray(audio, dtype=np.float32)
         duration = len(samples) / SAMPLE_RATE
 
-        def emissions(start: int, end: int) -> torch.Tensor:
-            return model_log_probs(aligner, samples[start:end])
+        def read(start: float, end: float) -> np.ndarray:
+            return samples[int(start * SAMPLE_RATE): int(end * SAMPLE_RATE)]
     else:
-        # A recording on disk is read phrase by phrase, so a long one never sits in memory whole.
+        # A recording on disk is read piece by piece, so a long one never sits in memory whole.
         path = Path(audio)
         duration = wav_duration(path)
 
+        def read(start: float, end: float) -> np.ndarray:
+            return read_window(path, start, end)
+
+    if aligner.device == "cuda" if whole is None else whole:
+        # On a GPU (or when `whole`), hear the whole recording once in batches of chunks (one phrase at a time
+        # leaves it idle), keep the frames (~30 MB an hour) and cut each phrase's out of them.
+        frames = recording_log_probs(aligner, read, duration)
+        hop = round(aligner.frame_s * SAMPLE_RATE)
+
         def emissions(start: int, end: int) -> torch.Tensor:
-            return model_log_probs(aligner, read_window(path, start / SAMPLE_RATE, end / SAMPLE_RATE))
+            return frames[start // hop: -(-end // hop)]
+    else:
+        def emissions(start: int, end: int) -> torch.Tensor:
+            return model_log_probs(aligner, read(start / SAMPLE_RATE, end / SAMPLE_RATE))
 
     return align_with(t, emissions, aligner, duration, progress)
 
@@ -296,7 +309,8 @@ def align_with(
         words = None
         start = max(floor, phrase.start - PAD_S)
         end = min(duration, phrase.end + PAD_S)
-        first, last = int(start * SAMPLE_RATE), int(end * SAMPLE_RATE)
+        hop = round(aligner.frame_s * SAMPLE_RATE)
+        first, last = int(start * SAMPLE_RATE) // hop * hop, int(end * SAMPLE_RATE)  # on a frame boundary
         if phrase.words and last > first:
             words = align_phrase(emissions(first, last), phrase.words, aligner, first / SAMPLE_RATE)
         words = _in_order(words or phrase.words, floor, duration)
@@ -403,6 +417,34 @@ def _in_order(words: list[Word], floor: float, duration: float) -> list[Word]:
 
 
 @torch.inference_mode()
+def recording_log_probs(aligner: Aligner, read: Callable[[float, float], np.ndarray], duration: float,
+                        batch: int = 16) -> torch.Tensor:
+    """model_log_probs of a whole recording, its CHUNK_S chunks (each with CONTEXT_S either side)
+    run `batch` at a time; chunks of equal length go together, so nothing is padded."""
+    ratio = round(aligner.frame_s * SAMPLE_RATE)
+    step = int(CHUNK_S * SAMPLE_RATE) // ratio * ratio
+    context = int(CONTEXT_S * SAMPLE_RATE) // ratio * ratio
+    total = int(duration * SAMPLE_RATE)
+    chunks = []  # (start, audio heard, frames to drop at its left)
+    for start in range(0, max(total, 1), step):
+        left = max(0, start - context)
+        piece = torch.from_numpy(np.ascontiguousarray(read(left / SAMPLE_RATE, (start + step + context) / SAMPLE_RATE),
+                                                      dtype=np.float32))
+        if aligner.normalize:
+            piece = (piece - piece.mean()) / torch.sqrt(piece.var(correction=0) + 1e-7)
+        chunks.append((start, F.pad(piece, (0, max(0, MIN_SAMPLES - len(piece)))), (start - left) // ratio))
+    frames: dict[int, torch.Tensor] = {}
+    for length in {len(c[1]) for c in chunks}:
+        same = [c for c in chunks if len(c[1]) == length]
+        for i in range(0, len(same), batch):
+            group = same[i: i + batch]
+            with torch.inference_mode():
+                logits = aligner.model(torch.stack([c[1] for c in group]).to(aligner.device, aligner.model.dtype)).logits
+            for (start, _, drop), row in zip(group, logits):
+                frames[start] = row[drop:][: step // ratio].float().log_softmax(dim=-1).cpu()
+    return torch.cat([frames[start] for start, _, _ in chunks])
+
+
 def model_log_probs(aligner: Aligner, samples: np.ndarray) -> torch.Tensor:
     """Log-probabilities [frames, classes] (CPU, float32) for 16 kHz samples.
 

@@ -338,3 +338,18 @@ def sf_duration(wav) -> float:
 
     with wave.open(str(wav), "rb") as w:
         return w.getnframes() / w.getframerate()
+
+
+def test_whole_recording_in_batches_gives_the_same_frames(tiny_model, conversation):
+    """The GPU path hears the recording once, in batches of chunks, and cuts each phrase's frames
+    out of it: the frames are those of one pass over the whole recording."""
+    from igot.align import model_log_probs, recording_log_probs
+    from igot.audio import load_audio, read_window, wav_duration
+
+    wav, spoken = conversation
+    aligner = load_aligner("en", model=str(tiny_model), device="cpu")
+    whole = recording_log_probs(aligner, lambda a, b: read_window(wav, a, b), wav_duration(wav), batch=3)
+    one_go = model_log_probs(aligner, load_audio(wav))
+    assert whole.shape == one_go.shape and torch.allclose(whole, one_go, atol=1e-4)
+    t = whisper_like([Word(w.text, w.start, w.end) for w in spoken], shift=0.3)
+    assert_well_formed(align(t, wav, aligner, whole=True), t, wav_duration(wav))

@@ -24,65 +24,9 @@ from igot import transcribe as engine
 from igot.audio import SAMPLE_RATE, load_audio
 from igot.errors import IgotError
 from igot.transcribe import default_engine, load_whisper, transcribe
+from tests.tiny_models import TINY, save_random_whisper, whisper_tokenizer
 
 # The first language-specific token id after which large-v3 added <|yue|>, shifting all later ids.
-YUE_ID = 50358
-TINY = dict(d_model=64, encoder_layers=2, decoder_layers=2, heads=4, ffn=128, mel_bins=80,
-            alignment_heads=[[1, 0], [1, 2], [1, 3]])
-
-
-def whisper_tokenizer(source: Path, folder: Path, vocab_size: int = 51865):
-    """Whisper's multilingual tokenizer from `source`'s tokenizer.json (51865 tokens, as in tiny …
-    large-v2); vocab_size 51866 adds <|yue|> the way large-v3 did, every later id one higher."""
-    from transformers import WhisperTokenizer
-
-    data = json.loads((Path(source) / "tokenizer.json").read_text(encoding="utf-8"))
-    if vocab_size == 51866:
-        for token in data["added_tokens"]:
-            token["id"] += token["id"] >= YUE_ID
-        yue = dict(data["added_tokens"][0], id=YUE_ID, content="<|yue|>")
-        data["added_tokens"].insert(YUE_ID - data["added_tokens"][0]["id"], yue)
-        for special in data["post_processor"]["special_tokens"].values():
-            special["ids"] = [i + (i >= YUE_ID) for i in special["ids"]]
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    tokenizer = WhisperTokenizer.from_pretrained(folder)
-    assert len(tokenizer) == vocab_size
-    return tokenizer
-
-
-def save_random_whisper(folder: Path, tokenizer, *, d_model, encoder_layers, decoder_layers, heads, ffn, mel_bins,
-                        alignment_heads, device="cpu", dtype=torch.float32, **generation) -> Path:
-    """A randomly initialised Whisper with these dimensions and the generation config of OpenAI's
-    checkpoints (language and task tokens, timestamps, alignment heads), saved as a download is."""
-    from transformers import (GenerationConfig, WhisperConfig, WhisperFeatureExtractor,
-                              WhisperForConditionalGeneration, WhisperProcessor)
-    from transformers.models.whisper.tokenization_whisper import LANGUAGES
-
-    vocab = tokenizer.get_vocab()
-    eot, sot = vocab["<|endoftext|>"], vocab["<|startoftranscript|>"]
-    WhisperProcessor(WhisperFeatureExtractor(feature_size=mel_bins), tokenizer).save_pretrained(folder)
-    config = WhisperConfig(
-        vocab_size=len(tokenizer), num_mel_bins=mel_bins, d_model=d_model, encoder_layers=encoder_layers,
-        decoder_layers=decoder_layers, encoder_attention_heads=heads, decoder_attention_heads=heads,
-        encoder_ffn_dim=ffn, decoder_ffn_dim=ffn, decoder_start_token_id=sot, pad_token_id=eot, bos_token_id=eot,
-        eos_token_id=eot,
-    )
-    torch.manual_seed(0)
-    with torch.device(device):
-        model = WhisperForConditionalGeneration(config).to(dtype)
-    model.generation_config = GenerationConfig(
-        decoder_start_token_id=sot, bos_token_id=eot, eos_token_id=eot, pad_token_id=eot, max_length=448,
-        is_multilingual=True, no_timestamps_token_id=vocab["<|notimestamps|>"], prev_sot_token_id=vocab["<|startofprev|>"],
-        lang_to_id={f"<|{code}|>": vocab[f"<|{code}|>"] for code in LANGUAGES if f"<|{code}|>" in vocab},
-        task_to_id={task: vocab[f"<|{task}|>"] for task in ("transcribe", "translate")},
-        alignment_heads=alignment_heads, begin_suppress_tokens=[220, eot], max_initial_timestamp_index=50,
-        **generation,
-    )
-    model.save_pretrained(folder)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
     from igot.offline import whisper_model_dir

@@ -1,0 +1,182 @@
+"""The whole pipeline on one hour of audio on a GPU, with production-size models and no weights.
+
+Randomly initialised models of the real shapes are saved the way downloads are (Whisper
+large-v3 in transformers' format, wav2vec2 large for word timing, an XLM-R base token
+classifier like kredor/punctuate-all, NeMo Sortformer from its published config as a .nemo),
+then `igot.pipeline.run` transcribes an hour of speech (a spliced recording tiled to length)
+through every stage, loading each model itself and freeing it before the next, as a user's
+run does. Whisper decodes exactly --tokens tokens per 30 s window (about 3 a second, what real
+speech gives), so random weights neither stop early nor run away. Prints one row per stage with
+its time (model loading included) and peak GPU memory, then openai-whisper side by side.
+
+    python benchmarks/gpu_pipeline.py --audio speech.wav --tokenizer DIR [--minutes 60]
+
+--audio is any 16 kHz mono 16-bit WAV (tiled to --minutes); --tokenizer a folder holding
+Whisper's multilingual tokenizer.json. Needs torch, transformers, NeMo, yt-dlp (igot.source
+imports it) and, for the side-by-side row, openai-whisper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+import wave
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from igot.audio import SAMPLE_RATE  # noqa: E402
+from igot.pipeline import Models, RunOptions, run, work_dir_for  # noqa: E402
+from tests.tiny_models import SENTENCES, TINY, save_random_whisper, whisper_tokenizer  # noqa: E402
+
+
+def tile(source: Path, target: Path, seconds: float) -> None:
+    """`source` repeated to `seconds`, written a block at a time."""
+    with wave.open(str(source), "rb") as r:
+        assert (r.getframerate(), r.getnchannels(), r.getsampwidth()) == (SAMPLE_RATE, 1, 2), "need 16 kHz mono 16-bit"
+        block = r.readframes(r.getnframes())
+    left = int(seconds * SAMPLE_RATE) * 2
+    with wave.open(str(target), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(SAMPLE_RATE)
+        while left > 0:
+            w.writeframes(block[:left])
+            left -= len(block)
+
+
+def save_punctuator(folder: Path, tiny: bool) -> None:
+    """kredor/punctuate-all's shape (XLM-R base, 6 labels) with a small tokenizer trained here:
+    the model's 250k-row embedding is kept; only which row a word maps to differs."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForTokenClassification
+
+    backend = Tokenizer(models.Unigram())
+    backend.pre_tokenizer, backend.decoder = pre_tokenizers.Metaspace(), decoders.Metaspace()
+    backend.train_from_iterator(SENTENCES * 3, trainers.UnigramTrainer(
+        vocab_size=150, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], unk_token="<unk>"))
+    backend.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                        pad_token="<pad>", cls_token="<s>", sep_token="</s>", mask_token="<mask>")
+    labels = {0: "0", 1: ".", 2: ",", 3: "?", 4: "-", 5: ":"}
+    size = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, vocab_size=len(tokenizer)) \
+        if tiny else dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072, vocab_size=250002)
+    config = XLMRobertaConfig(**size, max_position_embeddings=514, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                              id2label=labels, label2id={v: k for k, v in labels.items()})
+    torch.manual_seed(0)
+    tokenizer.save_pretrained(folder)
+    XLMRobertaForTokenClassification(config).save_pretrained(folder)
+
+
+def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool) -> dict[str, str]:
+    import align_gpu
+    import sortformer_gpu
+    from whisper_gpu import LARGE_V3
+
+    started = time.perf_counter()
+    shape = dict(TINY, mel_bins=128) if tiny else LARGE_V3
+    tokenizer = whisper_tokenizer(tokenizer_dir, work / "tokenizer", vocab_size=51866)
+    whisper = save_random_whisper(work / "whisper", tokenizer, **shape, max_new_tokens=tokens, min_new_tokens=tokens)
+    save_punctuator(work / "punctuator", tiny)
+    if tiny:
+        from tests.tiny_models import save_tiny_sortformer, save_tiny_wav2vec2
+
+        save_tiny_wav2vec2(work / "aligner")
+        save_tiny_sortformer(work / "sortformer.nemo")
+    else:
+        (work / "aligner").mkdir()
+        align_gpu.build_model(work / "aligner")
+        sortformer_gpu.build_model(work / "sortformer.nemo")
+    print(f"models built and saved in {time.perf_counter() - started:.0f} s", flush=True)
+    return dict(model=str(whisper), align_model=str(work / "aligner"), punctuation_model=str(work / "punctuator"),
+                diarizer_model=str(work / "sortformer.nemo"))
+
+
+class StageMeter:
+    """The pipeline says when each stage starts (its log lines): time and GPU peak per stage."""
+
+    STAGES = ("Transcription:", "Word timing:", "Punctuation:", "Speakers:")
+
+    def __init__(self):
+        self.rows: list[dict] = []
+        self.current, self.started = "source and audio", time.perf_counter()
+        self.cuda = torch.cuda.is_available()
+        if self.cuda:
+            torch.cuda.reset_peak_memory_stats()
+
+    def log(self, message: str) -> None:
+        print(message, flush=True)
+        stage = next((s[:-1] for s in self.STAGES if message.startswith(s)), None)
+        if stage and stage != self.current:
+            self.close()
+            self.current = stage
+
+    def close(self) -> None:
+        peak = torch.cuda.max_memory_allocated() / 2**30 if self.cuda else 0.0
+        self.rows.append(dict(stage=self.current, seconds=time.perf_counter() - self.started, peak_gib=peak))
+        if self.cuda:
+            torch.cuda.reset_peak_memory_stats()
+        self.started = time.perf_counter()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--audio", type=Path, required=True)
+    parser.add_argument("--tokenizer", type=Path, required=True)
+    parser.add_argument("--minutes", type=float, default=60)
+    parser.add_argument("--tokens", type=int, default=90, help="Whisper tokens per 30 s window")
+    parser.add_argument("--openai-minutes", type=float, default=3, help="openai-whisper side by side; 0 skips it")
+    parser.add_argument("--tiny", action="store_true", help="tiny models: a smoke test of the script")
+    args = parser.parse_args()
+    assert torch.cuda.is_available() or args.tiny, "this benchmark is for a GPU"
+    import transformers
+
+    print(f"{torch.cuda.get_device_name() if torch.cuda.is_available() else 'CPU'}, torch {torch.__version__}, "
+          f"transformers {transformers.__version__}", flush=True)
+    work = Path(tempfile.mkdtemp(prefix="igot-gpu-"))
+    try:
+        wav = work / "interview.wav"
+        tile(args.audio, wav, args.minutes * 60)
+        models = build_models(work, args.tokenizer, args.tokens, args.tiny)
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        out = work / "out"
+        # The audio is already 16 kHz WAV: hand it to the pipeline as its finished audio stage
+        # (the GPU machine has no ffmpeg), exactly as a resumed run finds it.
+        stage = work_dir_for(str(wav), out)
+        stage.mkdir(parents=True)
+        (stage / "audio.wav").hardlink_to(wav)
+        meter = StageMeter()
+        options = RunOptions(language="en", engine="transformers", diarizer="nemo", progress=False, **models)
+        started = time.perf_counter()
+        result = run(str(wav), out, options, models=Models(), log=meter.log)
+        total = time.perf_counter() - started
+        meter.close()
+        t = result.transcript
+        print(f"\n{args.minutes:g} min of audio: {len(t.words)} words, {len(t.phrases)} phrases, {len(t.speakers)} speakers")
+        print("\n| stage | seconds (loading included) | peak GPU GiB |\n|---|---|---|")
+        for row in meter.rows:
+            print(f"| {row['stage']} | {row['seconds']:.1f} | {row['peak_gib']:.2f} |")
+        print(f"| whole pipeline | {total:.1f} | {max(r['peak_gib'] for r in meter.rows):.2f} |")
+        if args.openai_minutes:
+            from whisper_gpu import LARGE_V3, openai_row
+
+            shape = dict(TINY, mel_bins=128) if args.tiny else LARGE_V3
+            row = openai_row(shape, wav, argparse.Namespace(openai_minutes=args.openai_minutes, tokens=args.tokens),
+                             "cuda" if torch.cuda.is_available() else "cpu", work)
+            per_hour = row["seconds"] / row["hours"]
+            transcription = next(r for r in meter.rows if r["stage"] == "Transcription")
+            print("\n| Whisper large-v3 engine | seconds per audio hour | peak GPU GiB |\n|---|---|---|")
+            print(f"| transformers (batched, in the run above, loading included) | "
+                  f"{transcription['seconds'] * 60 / args.minutes:.1f} | {transcription['peak_gib']:.2f} |")
+            print(f"| openai-whisper (sequential; {row['windows']} windows timed) | {per_hour:.1f} | {row['peak_gib'] or 0:.2f} |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
