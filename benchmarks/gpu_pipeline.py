@@ -72,13 +72,13 @@ def save_punctuator(folder: Path, tiny: bool) -> None:
     XLMRobertaForTokenClassification(config).save_pretrained(folder)
 
 
-def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool) -> dict[str, str]:
+def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisper_shape: str) -> dict[str, str]:
     import align_gpu
     import sortformer_gpu
-    from whisper_gpu import LARGE_V3
+    from whisper_gpu import SHAPES
 
     started = time.perf_counter()
-    shape = dict(TINY, mel_bins=128) if tiny else LARGE_V3
+    shape = dict(TINY, mel_bins=128) if tiny else SHAPES[whisper_shape]
     tokenizer = whisper_tokenizer(tokenizer_dir, work / "tokenizer", vocab_size=51866)
     whisper = save_random_whisper(work / "whisper", tokenizer, **shape, max_new_tokens=tokens, min_new_tokens=tokens)
     save_punctuator(work / "punctuator", tiny)
@@ -130,6 +130,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=60)
     parser.add_argument("--tokens", type=int, default=90, help="Whisper tokens per 30 s window")
     parser.add_argument("--openai-minutes", type=float, default=3, help="openai-whisper side by side; 0 skips it")
+    parser.add_argument("--whisper", default="large-v3", choices=["large-v3", "large-v3-turbo"])
     parser.add_argument("--tiny", action="store_true", help="tiny models: a smoke test of the script")
     args = parser.parse_args()
     assert torch.cuda.is_available() or args.tiny, "this benchmark is for a GPU"
@@ -141,7 +142,7 @@ def main() -> None:
     try:
         wav = work / "interview.wav"
         tile(args.audio, wav, args.minutes * 60)
-        models = build_models(work, args.tokenizer, args.tokens, args.tiny)
+        models = build_models(work, args.tokenizer, args.tokens, args.tiny, args.whisper)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         out = work / "out"
@@ -157,7 +158,8 @@ def main() -> None:
         total = time.perf_counter() - started
         meter.close()
         t = result.transcript
-        print(f"\n{args.minutes:g} min of audio: {len(t.words)} words, {len(t.phrases)} phrases, {len(t.speakers)} speakers")
+        print(f"\nWhisper {args.whisper}, {args.minutes:g} min of audio: {len(t.words)} words, {len(t.phrases)} phrases, "
+              f"{len(t.speakers)} speakers")
         print("\n| stage | seconds (loading included) | peak GPU GiB |\n|---|---|---|")
         for row in meter.rows:
             print(f"| {row['stage']} | {row['seconds']:.1f} | {row['peak_gib']:.2f} |")
