@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--align-model", help="wav2vec2 CTC model (hub id or folder) for word timing (default: one per language)")
     r.add_argument("--no-punctuate", dest="punctuate", action="store_false", help="keep Whisper's punctuation")
     r.add_argument("--punctuation-model", default="kredor/punctuate-all", help="token-classification model for punctuation (hub id or folder)")
+    r.add_argument("--summary", action=argparse.BooleanOptionalAction, default=True,
+                   help="a bullet summary by a local LLM, every point linked to where it was said (default: on)")
+    r.add_argument("--llm-model", help="LLM for the summary: hub id, local folder or .gguf file (default: google/gemma-3-1b-it)")
+    r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript}")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
     r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
@@ -71,6 +75,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 names=parse_names(args.names) if args.names else None,
                 video_url=args.video_url, cookies=args.cookies, device=args.device, align=args.align,
                 align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
+                summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
                 force=args.force, progress=not args.quiet,
             )
             result = run(args.source, args.out, options)
@@ -98,6 +103,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0 if result.transcript.phrases else 3
 
 
+def _prompt(path: Optional[Path]) -> Optional[str]:
+    if path is None:
+        return None
+    from igot.summarize import read_prompt
+
+    return read_prompt(path)
+
+
 def summary_line(result: RunResult) -> str:
     t = result.transcript
     html = result.files.get("html")
@@ -113,10 +126,11 @@ def demo(out: Path, device: str = "auto", force: bool = False, progress: bool = 
          models: Optional[Models] = None) -> RunResult:
     """A 42-second radio phone-in with four callers, through the small bundled models."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything the demo needs is on disk
-    # No alignment or punctuation model ships as a package, so the offline demo keeps Whisper's.
+    # No alignment, punctuation or instruction-tuned Gemma ships as a package: the offline demo
+    # keeps Whisper's times and punctuation and writes no summary.
     options = RunOptions(
         name="Demo: radio phone-in", language="en", model="bundled:tiny.en", video_url=DEMO_VIDEO_URL,
-        align=False, punctuate=False, device=device, force=force, progress=progress,
+        align=False, punctuate=False, summary=False, device=device, force=force, progress=progress,
     )
     return run(str(DEMO_SAMPLE), out, options, models=models)
 

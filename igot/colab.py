@@ -145,7 +145,7 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
     options = RunOptions(
         name=name.strip() or None, language=None if language in ("", "auto") else language,
         engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,
-        diarizer=speaker_detection,
+        diarizer=speaker_detection, summary=False,  # the notebook summarises after the speakers are named
     )
     result = run(source, Path(out_dir or workspace() / "igot-output"), options, models=Models(), log=print)
     print(summary_line(result))
@@ -188,8 +188,32 @@ def name_speakers(result: RunResult, names: str) -> RunResult:
     return replace(result, transcript=t, files=files)
 
 
-def publish(result: RunResult, drive_folder: str = "", doc_name: str = "", download: bool = True) -> Optional[str]:
-    """The Google Doc in the user's Drive folder (when a folder is given), and the local files."""
+def add_summary(result: RunResult, prompt: Optional[str] = None, llm_model: Optional[str] = None) -> RunResult:
+    """The bullet summary (after the speakers have names, which it quotes), written into the
+    local files. If the model cannot be had, say why and go on without it: nothing is lost."""
+    from igot import summarize
+
+    try:
+        llm = summarize.load_llm(llm_model or None)
+        print(f"Summarising with {llm.name}…")
+        t = summarize.summarize(result.transcript, llm, prompt=prompt or summarize.DEFAULT_PROMPT, progress=True)
+        llm.close()
+    except IgotError as exc:
+        print(f"⚠ No summary: {exc}")
+        return result
+    folder = next(iter(result.files.values())).parent if result.files else workspace() / "igot-output"
+    files = export.write_exports(t, folder, export.slugify(t.source.title))
+    for point in t.summary:
+        print(f"• {point.text}")
+    return replace(result, transcript=t, files=files)
+
+
+def publish(result: RunResult, drive_folder: str = "", doc_name: str = "", download: bool = True,
+            summarise: bool = False, prompt: Optional[str] = None, llm_model: Optional[str] = None) -> Optional[str]:
+    """The summary (if asked), the Google Doc in the user's Drive folder (when a folder is
+    given), and the local files."""
+    if summarise:
+        result = add_summary(result, prompt, llm_model)
     url = None
     if drive_folder.strip():
         from igot.gdoc import export_to_google_doc

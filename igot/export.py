@@ -15,11 +15,11 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, NamedTuple, Optional
+from typing import Iterable, NamedTuple, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 from igot.errors import IgotError
-from igot.transcript import Phrase, Transcript, Word
+from igot.transcript import Phrase, SummaryPoint, Transcript, Word
 
 FORMATS = ("json", "html", "md", "srt", "vtt")  # each is also the file extension
 MAX_CUE_SECONDS = 7.0
@@ -27,6 +27,16 @@ MAX_CUE_CHARS = 84  # two subtitle lines of 42 characters, the usual broadcast l
 MIN_CUE_MS = 100  # a cue with no duration is never shown
 PARAGRAPH_PAUSE = 3.0  # without speaker labels, start a new paragraph after this much silence
 NO_SPEECH = "No speech was found in this recording."
+# The summary: what marks a quote nobody said, a point with no moment to check it against, and
+# the line under a model's summary that tells the reader how to check it.
+UNVERIFIED = "⚠ unverified quote"
+UNVERIFIED_TITLE = "Not found in the transcript (as said by the person named): check it in the recording."
+NO_MOMENT = "⚠ no linked moment"
+SUMMARY_NOTE = "Written by a language model from the transcript: click a time to check a point in the recording."
+OPENING_QUOTES, CLOSING_QUOTES = "“\"«„", "”\"»“"
+
+# A summary to show: points from the summary stage, or plain strings (notes written by hand).
+Summary = Sequence[Union[str, SummaryPoint]]
 
 # Speaker colours, all at least 4.5:1 against white (WCAG AA), and border styles so that speakers
 # stay apart when printed in grey or read by someone who doesn't see the colours.
@@ -176,6 +186,40 @@ def _file_name(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
 
+# --- summary ----------------------------------------------------------------------------------
+def summary_items(t: Transcript, summary: Optional[Summary]) -> list[Union[str, SummaryPoint]]:
+    """What the Summary section shows: the summary given, else the transcript's own; empty ones left out."""
+    items = t.summary if summary is None else summary
+    return [item for item in items if clean_text(item if isinstance(item, str) else item.text)]
+
+
+def from_model(items: Sequence[Union[str, SummaryPoint]]) -> bool:
+    return any(isinstance(item, SummaryPoint) for item in items)
+
+
+def point_segments(point: SummaryPoint) -> list[tuple[str, bool]]:
+    """The point's text cut into (piece, is an unverified quote); a quote keeps its quotation marks.
+    A quote that is not in the text (a hand-edited JSON) is shown at the end, still marked."""
+    text = clean_text(point.text)
+    pieces: list[tuple[str, bool]] = []
+    missing: list[str] = []
+    pos = 0
+    for quote in (clean_text(q) for q in point.unverified_quotes):
+        start = text.find(quote, pos) if quote else -1
+        if start < 0:
+            missing += [quote] if quote else []
+            continue
+        end = start + len(quote)
+        if start > 0 and end < len(text) and text[start - 1] in OPENING_QUOTES and text[end] in CLOSING_QUOTES:
+            start, end = start - 1, end + 1
+        pieces += [(text[pos:start], False), (text[start:end], True)]
+        pos = end
+    pieces.append((text[pos:], False))
+    for quote in missing:
+        pieces += [(" ", False), (f"“{quote}”", True)]
+    return [(piece, flagged) for piece, flagged in pieces if piece]
+
+
 # --- HTML -------------------------------------------------------------------------------------
 CSS = """
 :root { color-scheme: light; --ink: #1d2430; --muted: #5b6472; --line: #e2e5ea; }
@@ -191,6 +235,10 @@ h2 { font-size: .78rem; letter-spacing: .08em; text-transform: uppercase; color:
 .meta a { color: inherit; }
 .meta .who { font-weight: 600; border-bottom: 3px var(--b) var(--c); }
 .summary li { margin: .3rem 0; }
+.summary mark.unverified { background: #fde4de; color: inherit; }
+.summary .flag { color: #b23a1e; font-size: .8rem; white-space: nowrap; }
+.summary a.cite, .summary .cite { color: var(--muted); font-size: .85rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.summary .note { color: var(--muted); font-size: .82rem; margin: .4rem 0 0; }
 .turn { margin: 0 0 1.3rem; padding-left: .9rem; border-left: 4px var(--b) var(--c); }
 .turn p { margin: 0; }
 .head { font-size: .92rem; }
@@ -216,8 +264,29 @@ def _html_phrase(p: Phrase) -> str:
     return f'<span class="phrase" title="{when}">{text}</span>'
 
 
-def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
-    """A standalone page (no external files) to read, share or print."""
+def _html_point(item: Union[str, SummaryPoint]) -> str:
+    """A summary bullet: its text, unverified quotes marked, then its times, each a link."""
+    e = html.escape
+    if isinstance(item, str):
+        return e(clean_text(item))
+    text = "".join(
+        f'<mark class="unverified" title="{e(UNVERIFIED_TITLE)}">{e(piece)}</mark> <span class="flag">{UNVERIFIED}</span>'
+        if flagged else e(piece)
+        for piece, flagged in point_segments(item)
+    )
+    times = []
+    for c in item.citations:
+        link, clock = safe_link(c.link), format_clock(c.time)
+        times.append(f'<a class="cite" href="{e(link)}" target="_blank" rel="noopener">[{clock}]</a>' if link
+                     else f'<span class="cite">[{clock}]</span>')
+    times = times or [f'<span class="flag">{NO_MOMENT}</span>']
+    return f"{text} {' '.join(times)}"
+
+
+def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
+    """A standalone page (no external files) to read, share or print.
+
+    `summary`: what the Summary section shows; None shows the transcript's own summary."""
     e = html.escape
     facts = header_facts(t)
     title = facts.title
@@ -245,9 +314,11 @@ def to_html(t: Transcript, *, summary: list[str] | None = None) -> str:
         body.append(f'<p class="empty">{NO_SPEECH}</p>')
 
     summary_html = ""
-    if summary:
-        items = "\n".join(f"<li>{e(clean_text(s))}</li>" for s in summary)
-        summary_html = f'<section class="summary">\n<h2>Summary</h2>\n<ul>\n{items}\n</ul>\n</section>\n'
+    points = summary_items(t, summary)
+    if points:
+        items = "\n".join(f"<li>{_html_point(s)}</li>" for s in points)
+        note = f'<p class="note">{SUMMARY_NOTE}</p>\n' if from_model(points) else ""
+        summary_html = f'<section class="summary">\n<h2>Summary</h2>\n<ul>\n{items}\n</ul>\n{note}</section>\n'
 
     # One rule per speaker: colour and border style, the same in the turns and the speaker list.
     speaker_css = "\n".join(
@@ -297,7 +368,26 @@ def _md_phrase(p: Phrase) -> str:
     return f"[{_md_escape(p.text)}]({_md_url(link)})" if link else _md_escape(p.text)
 
 
-def to_markdown(t: Transcript, *, summary: list[str] | None = None) -> str:
+def _md_inline(text: str) -> str:
+    """_md_escape without trimming: pieces of a line keep the spaces between them."""
+    return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", text)
+
+
+def _md_point(item: Union[str, SummaryPoint]) -> str:
+    """A summary bullet in Markdown; like _html_point."""
+    if isinstance(item, str):
+        line = _md_escape(item)
+    else:
+        line = "".join(f"{_md_inline(piece)} _({UNVERIFIED})_" if flagged else _md_inline(piece)
+                       for piece, flagged in point_segments(item))
+        times = [f"[\\[{format_clock(c.time)}\\]]({_md_url(link)})" if (link := safe_link(c.link))
+                 else f"\\[{format_clock(c.time)}\\]" for c in item.citations]
+        line += " " + (" ".join(times) or f"_({NO_MOMENT})_")
+    # At the start of a list item, "1." or "-" would open a nested list.
+    return re.sub(r"^(\d+)([.)])", r"\1\\\2", re.sub(r"^([+-])", r"\\\1", line))
+
+
+def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
     """The same page as the HTML, for notes tools and wikis."""
     facts = header_facts(t)
     title = _md_escape(facts.title)
@@ -316,13 +406,11 @@ def to_markdown(t: Transcript, *, summary: list[str] | None = None) -> str:
     out = [f"# {title}", ""]
     if meta:
         out += [" · ".join(meta), ""]
-    if summary:
+    points = summary_items(t, summary)
+    if points:
         out += ["## Summary", ""]
-        for item in summary:
-            # At the start of a list item, "1." or "-" would open a nested list.
-            item = re.sub(r"^(\d+)([.)])", r"\1\\\2", re.sub(r"^([+-])", r"\\\1", _md_escape(item)))
-            out.append(f"- {item}")
-        out.append("")
+        out += [f"- {_md_point(item)}" for item in points]
+        out += ["", f"_{SUMMARY_NOTE}_", ""] if from_model(points) else [""]
     out += ["## Transcript", ""]
     turns = speaker_turns(t)
     for turn in turns:
@@ -490,9 +578,12 @@ def write_exports(
     stem: str,
     formats: Iterable[str] = FORMATS,
     *,
-    summary: list[str] | None = None,
+    summary: Optional[Summary] = None,
 ) -> dict[str, Path]:
-    """Write `out_dir/stem.<format>` for each format; returns {format: path}."""
+    """Write `out_dir/stem.<format>` for each format; returns {format: path}.
+
+    `summary`: what the HTML and Markdown show as the summary; None shows the transcript's own
+    (which the JSON holds)."""
     formats = [formats] if isinstance(formats, str) else list(dict.fromkeys(formats))
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:

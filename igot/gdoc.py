@@ -19,8 +19,24 @@ from typing import Any, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
 
 from igot.errors import IgotError
-from igot.export import NO_SPEECH, PALETTE, Paragraph, clean_text, format_clock, header_facts, safe_link, speaker_turns
-from igot.transcript import Phrase, Transcript
+from igot.export import (
+    NO_MOMENT,
+    NO_SPEECH,
+    PALETTE,
+    SUMMARY_NOTE,
+    UNVERIFIED,
+    Paragraph,
+    Summary,
+    clean_text,
+    format_clock,
+    from_model,
+    header_facts,
+    point_segments,
+    safe_link,
+    speaker_turns,
+    summary_items,
+)
+from igot.transcript import Phrase, SummaryPoint, Transcript
 
 try:
     import google.auth
@@ -54,6 +70,7 @@ RETRIES = 5  # 429 and 5xx: exponential backoff, about a minute of waiting in al
 DRIVE_ID = re.compile(r"1[A-Za-z0-9_-]{32}|0[AB][A-Za-z0-9_-]{17,26}")
 
 INK, MUTED = "#1d2430", "#5b6472"
+WARN, WARN_BACKGROUND = "#b23a1e", "#fde4de"  # unverified quotes: the HTML export's colours
 HOW_TO_CLIENT = (
     "Create one in the Google Cloud console: APIs & Services → Credentials → Create credentials → "
     "OAuth client ID → Desktop app, download its JSON, and enable the Google Drive API "
@@ -102,8 +119,27 @@ def _doc_turn(turn: Paragraph) -> str:
     return f'<p style="margin:0 0 10pt;line-height:1.4">{head} {" ".join(_doc_phrase(p) for p in turn.phrases)}</p>'
 
 
-def doc_html(t: Transcript, summary: list[str] | None = None, title: str | None = None) -> str:
-    """HTML for Drive's HTML → Google Doc conversion: title, facts, summary, one paragraph per turn."""
+def _doc_point(item: str | SummaryPoint) -> str:
+    """A summary bullet: unverified quotes highlighted and flagged, then its times, each a link."""
+    e = html.escape
+    if isinstance(item, str):
+        return e(clean_text(item))
+    flag = f'<span style="color:{WARN};font-size:9pt">{UNVERIFIED}</span>'
+    text = "".join(f'<span style="background-color:{WARN_BACKGROUND}">{e(piece)}</span> {flag}' if flagged else e(piece)
+                   for piece, flagged in point_segments(item))
+    times = []
+    for c in item.citations:
+        link, clock = _web_link(c.link), format_clock(c.time)
+        times.append(f'<a href="{e(link)}" style="color:{MUTED}">[{clock}]</a>' if link
+                     else f'<span style="color:{MUTED}">[{clock}]</span>')
+    times = times or [f'<span style="color:{WARN};font-size:9pt">{NO_MOMENT}</span>']
+    return f"{text} {' '.join(times)}"
+
+
+def doc_html(t: Transcript, summary: Optional[Summary] = None, title: str | None = None) -> str:
+    """HTML for Drive's HTML → Google Doc conversion: title, facts, summary, one paragraph per turn.
+
+    `summary`: what the Summary section shows; None shows the transcript's own summary."""
     e = html.escape
     facts = header_facts(t)
     title = clean_text(title or "") or facts.title
@@ -127,9 +163,10 @@ def doc_html(t: Transcript, summary: list[str] | None = None, title: str | None 
         f"<body>\n<h1>{e(title)}</h1>",
         f'<p style="color:{MUTED}">{" · ".join(meta)}</p>',
     ]
-    items = [clean_text(s) for s in summary or [] if clean_text(s)]
+    items = summary_items(t, summary)
     if items:
-        out += ["<h2>Summary</h2>", "<ul>" + "".join(f"<li>{e(s)}</li>" for s in items) + "</ul>"]
+        out += ["<h2>Summary</h2>", "<ul>" + "".join(f"<li>{_doc_point(s)}</li>" for s in items) + "</ul>"]
+        out += [f'<p style="color:{MUTED};font-size:9pt">{SUMMARY_NOTE}</p>'] if from_model(items) else []
     out.append("<h2>Transcript</h2>")
     turns = speaker_turns(t)
     out += [_doc_turn(turn) for turn in turns] or [f'<p style="color:{MUTED};font-style:italic">{NO_SPEECH}</p>']
@@ -392,10 +429,12 @@ def export_to_google_doc(
     t: Transcript,
     folder: str,
     name: str | None = None,
-    summary: list[str] | None = None,
+    summary: Optional[Summary] = None,
     service: Resource | None = None,
 ) -> str:
-    """Make the transcript a Google Doc in `folder` (link, id or path); returns the Doc's URL."""
+    """Make the transcript a Google Doc in `folder` (link, id or path); returns the Doc's URL.
+
+    `summary`: None shows the transcript's own summary."""
     name = clean_text(name or "") or header_facts(t).title
     page = doc_html(t, summary, title=name)  # before signing in: a bad transcript fails fast
     if service is None:

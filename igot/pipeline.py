@@ -44,6 +44,9 @@ class RunOptions:
     align_model: Optional[str] = None  # None: the default model for the language
     punctuate: bool = True  # punctuation and sentence capitals, where the language has a model
     punctuation_model: str = "kredor/punctuate-all"
+    summary: bool = True  # the bullet summary with linked evidence, by a local LLM
+    llm_model: Optional[str] = None  # None: igot.summarize.DEFAULT_LLM
+    prompt: Optional[str] = None  # None: igot.summarize.DEFAULT_PROMPT
     force: bool = False
     progress: bool = True
 
@@ -88,6 +91,11 @@ class Models:
 
     def diarizer(self, device: str):
         return self._get(("diarizer", device), lambda: diarize.load_diarizer(device))
+
+    def llm(self, model: Optional[str], device: str):
+        from igot import summarize
+
+        return self._get(("llm", model, device), lambda: summarize.load_llm(model, device))
 
     def sortformer(self, model: Optional[str], device: str):
         from igot import nemo_diarize
@@ -211,6 +219,12 @@ def run(
     if names:
         transcript = speakers.name_speakers(transcript, names)
     transcript = speakers.add_links(transcript)
+
+    # 7. Summary, its every point linked to where it was said
+    t0 = time.perf_counter()
+    if options.summary and transcript.phrases:
+        transcript = _summary_stage(transcript, work, options, models, device, log)
+    timings["summary"] = time.perf_counter() - t0
     seconds = time.perf_counter() - started
     timings = {k: round(v, 2) for k, v in timings.items()}
     transcript.info.update(timings=timings, real_time_factor=round(seconds / max(transcript.duration, 1e-9), 3))
@@ -295,6 +309,29 @@ def _punctuate(t: Transcript, options: RunOptions, models: Models, device: str, 
     done = punctuate.punctuate(t, punctuator, options.progress)
     models.done_with("punctuator")
     return done
+
+
+def _summary_stage(t: Transcript, work: Path, options: RunOptions, models: Models, device: str, log) -> Transcript:
+    from igot import summarize
+
+    prompt = options.prompt or summarize.DEFAULT_PROMPT
+    summarize.check_prompt(prompt)
+    # The summary reads names and times, so it is redone whenever the transcript or prompt changes.
+    seen = json.dumps([asdict(p) for p in t.phrases] + [asdict(s) for s in t.speakers], ensure_ascii=False)
+    key = {"llm": options.llm_model, "prompt": hashlib.sha1(prompt.encode()).hexdigest()[:12],
+           "transcript": hashlib.sha1(seen.encode()).hexdigest()[:12]}
+    done = _load_stage(work / "summary.json", key, options.force)
+    if done is not None:
+        log("Summary: reusing the finished summary")
+        return replace(t, summary=done.summary)
+    llm = _optional_model(lambda: models.llm(options.llm_model, device), options.llm_model, "summary model", log)
+    if llm is None:
+        return t
+    log(f"Summary: writing it with {llm.name}")
+    summarized = summarize.summarize(t, llm, prompt=prompt, progress=options.progress)
+    models.done_with("llm")
+    _save_stage(work / "summary.json", summarized, key)
+    return summarized
 
 
 def _optional_model(load: Callable[[], Any], chosen: Optional[str], what: str, log) -> Any:

@@ -59,6 +59,25 @@ class Source:
 
 
 @dataclass
+class Citation:
+    """A moment of the interview that a summary point cites, checked to exist in the transcript."""
+
+    time: float  # seconds: where the link opens the video
+    link: Optional[str] = None  # None when the interview has no video URL
+    phrase: Optional[int] = None  # index into Transcript.phrases of the phrase said then
+
+
+@dataclass
+class SummaryPoint:
+    """One bullet of the summary, with its evidence: the moments it cites, the quotes nobody said."""
+
+    text: str  # what the model wrote, its time citations taken out (they are in `citations`)
+    citations: list[Citation] = field(default_factory=list)
+    unverified_quotes: list[str] = field(default_factory=list)  # quoted words not found in the transcript
+    removed_times: list[str] = field(default_factory=list)  # cited times with no phrase there, as written
+
+
+@dataclass
 class Transcript:
     source: Source
     language: Optional[str] = None
@@ -69,6 +88,7 @@ class Transcript:
     # How the transcript was made (engine, model, timings): for the reader of the JSON only.
     info: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+    summary: list[SummaryPoint] = field(default_factory=list)  # empty until the summary stage runs
 
     # --- helpers -----------------------------------------------------------------------------
     @property
@@ -108,6 +128,11 @@ class Transcript:
             turns=[_build(SpeakerTurn, t) for t in data.get("turns", [])],
             info=dict(data.get("info", {})),
             schema_version=SCHEMA_VERSION,
+            # Files written before the summary existed have none: they load with an empty one.
+            summary=[
+                _build(SummaryPoint, {**s, "citations": [_build(Citation, c) for c in s.get("citations", [])]})
+                for s in data.get("summary", [])
+            ],
         )
 
     @classmethod

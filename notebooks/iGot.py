@@ -81,9 +81,28 @@ igot.colab.play_speakers(result)
 named = igot.colab.name_speakers(result, speaker_names)
 
 # %% cellView="form"
-#@title 7. Google Doc and files { display-mode: "form" }
+#@title 7. Summary, Google Doc and files { display-mode: "form" }
+#@markdown A bullet summary by a local LLM (Gemma 3; accept its licence on huggingface.co/google/gemma-3-1b-it and add the token of step 2), every point linked to where it was said. Click **Show code** to change what it asks for.
+summarise = True  #@param {type:"boolean"}
+summary_model = "google/gemma-3-1b-it"  #@param {type:"string"}
 #@markdown The Doc goes to this folder of your Drive (created if missing; leave empty for local files only):
 drive_folder = "iGot interviews"  #@param {type:"string"}
 document_name = ""  #@param {type:"string"}
 download_files = True  #@param {type:"boolean"}
-doc_url = igot.colab.publish(named, drive_folder, document_name, download_files)
+# The summary prompt: change it to ask for something else. Keep {transcript}; {language} and {name} are filled in too.
+PROMPT = """You help a product team learn from a user interview: "{name}".
+
+Below is the transcript. Each line starts with the time it was said, as [minutes:seconds] or [hours:minutes:seconds], and the name of the person speaking; a new [time] inside a line starts a new phrase.
+
+Write a short summary as a bullet list, one "- " bullet per point, covering:
+- the user's needs and goals,
+- their pain points and frustrations,
+- notable quotes, copied word for word between quotation marks, with the name of who said them.
+
+End every bullet with the time or times it comes from, exactly as written in the transcript, for example [12:34]. Use only what the transcript says. Write in {language}.
+
+Transcript:
+{transcript}
+
+Now write the bullet summary in {language}, every bullet ending with its [time]s."""
+doc_url = igot.colab.publish(named, drive_folder, document_name, download_files, summarise, PROMPT, summary_model)

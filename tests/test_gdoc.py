@@ -40,7 +40,7 @@ from igot.gdoc import (
     find_folder,
     upload_doc,
 )
-from tests.test_export import NASTY, make_transcript
+from tests.test_export import NASTY, link, make_transcript, summarised
 
 DATA = Path(__file__).parent / "data" / "drive"
 ROOT_LIST = "files-list-found.json"  # "Research", found in My Drive
@@ -192,6 +192,24 @@ def test_doc_html_header_turns_and_summary():
     assert colours[0] == colours[3] and len(set(colours[:3])) == 3
     assert ">Joana</b>" in turns[2] and f"({format_clock(8.0)})" in turns[2]
     assert "Summary" not in doc_html(t) and datetime.now().date().isoformat() in doc_html(make_transcript())
+
+
+def test_doc_html_summary_points_link_their_times_and_flag_what_is_unverified():
+    t = summarised()
+    page = doc_html(t)
+    doc = read_doc(page)
+    assert doc.headings == ["Entrevista com a Joana — São Paulo", "Summary", "Transcript"]
+    summary = page[page.index("<h2>Summary</h2>"):page.index("<h2>Transcript</h2>")]
+    items = summary.split("<li>")[1:]
+    assert len(items) == 4 and "Written by a language model" in summary and "class=" not in page
+    assert f'<a href="{link(0.0).replace("&", "&amp;")}" style="color:#5b6472">[0:00]</a>' in items[0]
+    assert f'<a href="{link(8.0).replace("&", "&amp;")}" style="color:#5b6472">[0:08]</a>' in items[0]
+    assert '<span style="background-color:#fde4de">“I love it &lt;3”</span> <span style="color:#b23a1e;font-size:9pt">⚠ unverified quote</span>' in items[0]
+    assert "⚠ no linked moment" in items[1] and "[0:04]</span>" in items[2] and "[0:06]</span>" in items[3]
+    assert "javascript" not in page
+    # Summary links come first; the transcript's pieces and links are unchanged.
+    assert doc.links[:3] == ["https://www.youtube.com/watch?v=abc123", link(0.0), link(8.0)]
+    assert_every_phrase_once_in_order(page, t)
 
 
 def test_doc_html_without_speakers_or_speech():

