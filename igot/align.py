@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from igot.audio import SAMPLE_RATE, is_speech_wav, load_audio, read_window, wav_duration
+from igot.devices import pick_device
 from igot.errors import IgotError
 from igot.speakers import NO_SPACE_LANGUAGES
 from igot.transcript import Transcript, Word
@@ -84,12 +85,6 @@ class Aligner:
         return str(self.model.dtype).removeprefix("torch.") if self.model is not None else "float32"
 
 
-def _pick_device(device: str) -> str:
-    if device != "auto":
-        return device
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def load_aligner(language: str, model: Optional[str] = None, device: str = "auto") -> Optional[Aligner]:
     """The alignment model for `language` (or `model`: a hub id or a save_pretrained folder).
 
@@ -102,7 +97,7 @@ def load_aligner(language: str, model: Optional[str] = None, device: str = "auto
         from transformers import AutoFeatureExtractor, AutoModelForCTC, AutoTokenizer
     except ImportError:
         raise IgotError("Word alignment needs the transformers library.", "Run: pip install transformers") from None
-    device = _pick_device(device)
+    device = pick_device(device)
     path = os.path.expanduser(name)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)

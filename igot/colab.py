@@ -138,7 +138,7 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
                   punctuation: bool = True, speaker_detection: str = "auto", out_dir: Optional[Path] = None) -> RunResult:
     """The whole pipeline with progress bars; prints the summary line with the real-time factor."""
     from igot.cli import summary_line
-    from igot.transcribe import pick_device
+    from igot.devices import pick_device
 
     if speaker_detection == "nemo" or (speaker_detection == "auto" and pick_device() == "cuda"):
         install_nemo()

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from igot.audio import SAMPLE_RATE, pieces, read_window
 from igot.errors import IgotError
-from igot.transcribe import pick_device
+from igot.devices import pick_device
 from igot.transcript import SpeakerTurn
 
 

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from igot.audio import SAMPLE_RATE, load_audio
 from igot.errors import IgotError
-from igot.transcribe import pick_device
+from igot.devices import pick_device
 from igot.transcript import SpeakerTurn
 
 SORTFORMER_MODEL = "nvidia/diar_streaming_sortformer_4spk-v2"

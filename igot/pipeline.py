@@ -8,16 +8,16 @@ stage has succeeded, so a failure never replaces an earlier good transcript.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from igot import audio, diarize, export, source, speakers, transcribe
+from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
 from igot.transcript import Source, SpeakerTurn, Transcript
@@ -110,17 +110,6 @@ class Models:
         free_memory()
 
 
-def free_memory() -> None:
-    gc.collect()
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-    except ImportError:
-        pass
-
-
 def work_dir_for(source_text: str, out_dir: Path) -> Path:
     """One work folder per interview source, next to the outputs."""
     key = source_text if "://" in source_text else str(Path(source_text).expanduser().resolve())
@@ -139,7 +128,7 @@ def run(
     options = options or RunOptions()
     models = models or Models()
     out_dir = Path(out_dir)
-    device = transcribe.pick_device(options.device)
+    device = pick_device(options.device)
     model_name = options.model or (GPU_MODEL if device == "cuda" else CPU_MODEL)
     engine = transcribe.default_engine(device) if options.engine == "auto" else options.engine
     names = options.names

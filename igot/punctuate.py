@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from igot.errors import IgotError
 from igot.speakers import join_words
-from igot.transcribe import pick_device
+from igot.devices import pick_device
 from igot.transcript import Transcript
 
 PUNCTUATION_MODEL = "kredor/punctuate-all"

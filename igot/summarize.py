@@ -12,7 +12,6 @@ but marked unverified, so the summary cannot invent what people said.
 
 from __future__ import annotations
 
-import gc
 import math
 import os
 import re
@@ -26,6 +25,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from tqdm.auto import tqdm
 
+from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.export import clean_text, format_clock
 from igot.links import link_at
@@ -131,22 +131,7 @@ class LLM:
     def close(self) -> None:
         """Free the model's memory now, so the next stage has the GPU to itself."""
         self.model = None
-        gc.collect()
-        try:
-            import torch
-
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-        except ImportError:
-            pass
-
-
-def pick_device(device: str = "auto") -> str:
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+        free_memory()
 
 
 def pick_dtype(device: str) -> Any:

@@ -19,6 +19,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from igot.audio import PIECE_SECONDS, SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
+from igot.devices import pick_device
 from igot.errors import IgotError
 from igot.transcript import Phrase, Source, Transcript, Word
 
@@ -59,17 +60,6 @@ class WhisperModel:
     @property
     def english_only(self) -> bool:
         return self.name.removeprefix(BUNDLED_PREFIX).split("/")[-1].endswith(".en")
-
-
-def pick_device(device: str = "auto") -> str:
-    if device != "auto":
-        return device
-    try:
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    except ImportError:
-        return "cpu"
 
 
 def _check_model_name(name: str) -> None:

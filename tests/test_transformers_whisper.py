@@ -11,14 +11,12 @@ every run, but it is made of words, and the windows, batching, alignment and tim
 
 from __future__ import annotations
 
-import json
 import shutil
 import wave
 from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from igot import transcribe as engine
 from igot.audio import SAMPLE_RATE, load_audio
