@@ -45,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 from igot.audio import SAMPLE_RATE, load_audio  # noqa: E402
 from igot.devices import pick_device  # noqa: E402
-from igot.transcribe import _quiet_cuts, load_whisper, transcribe  # noqa: E402
+from igot.transcribe import load_whisper, transcribe  # noqa: E402
+from igot.whisper_transformers import _quiet_cuts  # noqa: E402
 from tests.tiny_models import TINY, save_random_whisper, whisper_tokenizer  # noqa: E402
 
 LARGE_V3 = dict(d_model=1280, encoder_layers=32, decoder_layers=32, heads=20, ffn=5120, mel_bins=128,
