@@ -15,7 +15,7 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, NamedTuple, Optional, Sequence, Union
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 from igot.errors import IgotError
@@ -178,6 +178,25 @@ def header_facts(t: Transcript) -> Facts:
     )
 
 
+
+def facts_line(facts: Facts, text: Callable[[str], str], link: Callable[[str], str],
+               name: Callable[[int, str], str]) -> list[str]:
+    """The items of the line under the title, each written the way a format writes text,
+    the video link and a speaker's name."""
+    items = []
+    if facts.video:
+        items.append(link(facts.video))
+    elif facts.file:
+        items.append(f"File: {text(facts.file)}")
+    if facts.language:
+        items.append(f"Language: {text(facts.language)}")
+    if facts.duration:
+        items.append(f"Duration: {format_clock(facts.duration)}")
+    if facts.speakers:
+        items.append("Speakers: " + ", ".join(name(colour, who) for colour, who in facts.speakers))
+    return items
+
+
 def _duration(t: Transcript) -> float:
     return t.duration or max((p.end for p in t.phrases), default=0.0)
 
@@ -291,17 +310,8 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
     facts = header_facts(t)
     title = facts.title
 
-    meta = []
-    if facts.video:
-        meta.append(f'<a href="{e(facts.video)}" target="_blank" rel="noopener">Open the video</a>')
-    elif facts.file:
-        meta.append(f"File: {e(facts.file)}")
-    if facts.language:
-        meta.append(f"Language: {e(facts.language)}")
-    if facts.duration:
-        meta.append(f"Duration: {format_clock(facts.duration)}")
-    if facts.speakers:
-        meta.append("Speakers: " + ", ".join(f'<span class="who s{i}">{e(name)}</span>' for i, name in facts.speakers))
+    meta = facts_line(facts, e, lambda url: f'<a href="{e(url)}" target="_blank" rel="noopener">Open the video</a>',
+                      lambda i, name: f'<span class="who s{i}">{e(name)}</span>')
 
     body = []
     for turn in speaker_turns(t):
@@ -391,17 +401,8 @@ def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
     """The same page as the HTML, for notes tools and wikis."""
     facts = header_facts(t)
     title = _md_escape(facts.title)
-    meta = []
-    if facts.video:
-        meta.append(f"[Open the video]({_md_url(facts.video)})")
-    elif facts.file:
-        meta.append(f"File: {_md_escape(facts.file)}")
-    if facts.language:
-        meta.append(f"Language: {_md_escape(facts.language)}")
-    if facts.duration:
-        meta.append(f"Duration: {format_clock(facts.duration)}")
-    if facts.speakers:
-        meta.append("Speakers: " + ", ".join(_md_escape(name) for _, name in facts.speakers))
+    meta = facts_line(facts, _md_escape, lambda url: f"[Open the video]({_md_url(url)})",
+                      lambda _, name: _md_escape(name))
 
     out = [f"# {title}", ""]
     if meta:

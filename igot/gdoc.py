@@ -15,6 +15,7 @@ import re
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
+from dataclasses import replace
 from typing import Any, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
 
@@ -28,6 +29,7 @@ from igot.export import (
     Paragraph,
     Summary,
     clean_text,
+    facts_line,
     format_clock,
     from_model,
     header_facts,
@@ -144,18 +146,9 @@ def doc_html(t: Transcript, summary: Optional[Summary] = None, title: str | None
     facts = header_facts(t)
     title = clean_text(title or "") or facts.title
 
-    meta = [e(_date(t))]
-    video = _web_link(facts.video)
-    if video:
-        meta.append(f'<a href="{e(video)}">Open the video</a>')
-    elif facts.file:
-        meta.append(f"File: {e(facts.file)}")
-    if facts.language:
-        meta.append(f"Language: {e(facts.language)}")
-    if facts.duration:
-        meta.append(f"Duration: {format_clock(facts.duration)}")
-    if facts.speakers:
-        meta.append("Speakers: " + ", ".join(_name(i, name) for i, name in facts.speakers))
+    # Docs keeps only web links: a file: link to the video becomes plain text
+    facts = replace(facts, video=_web_link(facts.video))
+    meta = [e(_date(t))] + facts_line(facts, e, lambda url: f'<a href="{e(url)}">Open the video</a>', _name)
 
     out = [
         f'<!doctype html>\n<html lang="{e(t.language or "und")}">',
