@@ -70,15 +70,17 @@ def save_tiny_punctuator(folder: Path) -> Path:
     return folder
 
 
-def tiny_sortformer_config() -> dict:
-    """The published Sortformer's layout (see benchmarks/sortformer_gpu.py) at toy size: a 1-layer
-    Conformer of width 32 and a 1-layer Transformer of width 16, 4 speakers."""
-    from igot.nemo_diarize import MAX_SPEAKERS, STREAMING
+def sortformer_config(tiny: bool = True) -> dict:
+    """The `model` section of diar_streaming_sortformer_4spk-v2's published yaml (no training
+    data, optimiser or trainer); tiny: the same layout at toy size (1-layer Conformer of width
+    32, 1-layer Transformer of width 16), for tests."""
+    from igot.nemo_diarize import MAX_SPEAKERS
 
+    fc, tf = (32, 16) if tiny else (512, 192)
     return {
-        "sample_rate": 16000, "max_num_of_spks": MAX_SPEAKERS, "streaming_mode": True,
-        "pil_weight": 0.5, "ats_weight": 0.5,
-        "model_defaults": {"fc_d_model": 32, "tf_d_model": 16},
+        "sample_rate": 16000, "pil_weight": 0.5, "ats_weight": 0.5, "max_num_of_spks": MAX_SPEAKERS,
+        "streaming_mode": True,
+        "model_defaults": {"fc_d_model": fc, "tf_d_model": tf},
         "preprocessor": {
             "_target_": "nemo.collections.asr.modules.AudioToMelSpectrogramPreprocessor", "normalize": "per_feature",
             "window_size": 0.025, "sample_rate": 16000, "window_stride": 0.01, "window": "hann", "features": 128,
@@ -86,16 +88,28 @@ def tiny_sortformer_config() -> dict:
         },
         "sortformer_modules": {
             "_target_": "nemo.collections.asr.modules.sortformer_modules.SortformerModules",
-            "num_spks": MAX_SPEAKERS, "fc_d_model": 32, "tf_d_model": 16, **STREAMING,
+            "num_spks": MAX_SPEAKERS, "dropout_rate": 0.5, "fc_d_model": fc, "tf_d_model": tf,
+            "spkcache_len": 188, "fifo_len": 0, "chunk_len": 188, "spkcache_update_period": 1,
+            "chunk_left_context": 1, "chunk_right_context": 1, "spkcache_sil_frames_per_spk": 3, "scores_add_rnd": 0,
+            "pred_score_threshold": 0.25, "max_index": 99999, "scores_boost_latest": 0.05, "sil_threshold": 0.2,
+            "strong_boost_rate": 0.75, "weak_boost_rate": 1.5, "min_pos_scores_rate": 0.5,
+            "causal_attn_rate": 0.5, "causal_attn_rc": 7,
         },
         "encoder": {
-            "_target_": "nemo.collections.asr.modules.ConformerEncoder", "feat_in": 128, "feat_out": -1, "n_layers": 1,
-            "d_model": 32, "subsampling": "dw_striding", "subsampling_factor": 8, "subsampling_conv_channels": 16,
-            "n_heads": 2, "self_attention_model": "rel_pos", "conv_kernel_size": 9,
+            "_target_": "nemo.collections.asr.modules.ConformerEncoder", "feat_in": 128, "feat_out": -1,
+            "n_layers": 1 if tiny else 17, "d_model": fc, "subsampling": "dw_striding", "subsampling_factor": 8,
+            "subsampling_conv_channels": 16 if tiny else 256, "causal_downsampling": False, "ff_expansion_factor": 4,
+            "self_attention_model": "rel_pos", "n_heads": 2 if tiny else 8, "att_context_size": [-1, -1],
+            "att_context_style": "regular", "xscaling": True, "untie_biases": True, "pos_emb_max_len": 5000,
+            "conv_kernel_size": 9, "conv_norm_type": "batch_norm", "conv_context_size": None, "dropout": 0.1,
+            "dropout_pre_encoder": 0.1, "dropout_emb": 0.0, "dropout_att": 0.1, "stochastic_depth_drop_prob": 0.0,
+            "stochastic_depth_mode": "linear", "stochastic_depth_start_layer": 1,
         },
         "transformer_encoder": {
             "_target_": "nemo.collections.asr.modules.transformer.transformer_encoders.TransformerEncoder",
-            "num_layers": 1, "hidden_size": 16, "inner_size": 32, "num_attention_heads": 2,
+            "num_layers": 1 if tiny else 18, "hidden_size": tf, "inner_size": 2 * tf if tiny else 768,
+            "num_attention_heads": 2 if tiny else 8,
+            "attn_score_dropout": 0.5, "attn_layer_dropout": 0.5, "ffn_dropout": 0.5, "hidden_act": "relu",
             "pre_ln": False, "pre_ln_final_layer_norm": True,
         },
         "loss": {"_target_": "nemo.collections.asr.losses.bce_loss.BCELoss", "weight": None, "reduction": "mean"},
@@ -110,7 +124,7 @@ def save_tiny_sortformer(path: Path) -> Path:
 
     torch.manual_seed(0)
     path.parent.mkdir(parents=True, exist_ok=True)
-    SortformerEncLabelModel(cfg=OmegaConf.create(tiny_sortformer_config())).save_to(str(path))
+    SortformerEncLabelModel(cfg=OmegaConf.create(sortformer_config())).save_to(str(path))
     return path
 
 
