@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "devdata"
-PIECES = ["pyaudioanalysis/diarizationExample.wav", "picovoice_falcon/test.wav", "openai_whisper/jfk.flac",
-          "pyaudioanalysis/diarizationExample2.wav", "librispeech_misc/2412-153948-0000.flac"]
+DEV = ROOT / "tests" / "data" / "recordings"
+PIECES = ["pyaudioanalysis/diarizationExample.flac", "picovoice_falcon/test.flac", "openai_whisper/jfk.flac",
+          "pyaudioanalysis/diarizationExample2.flac", "librispeech_misc/2412-153948-0000.flac"]
 
 
 def build_recording(minutes: float, folder: Path) -> Path:

@@ -3,7 +3,7 @@
 Prints two tables: per-recording stage times and real-time factor (processing seconds per
 second of audio), and transcription WER / speaker counts against the ground truth.
 
-    python benchmarks/pipeline_speed.py [--devdata ../shared/devdata]
+    python benchmarks/pipeline_speed.py [--devdata tests/data/recordings]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def table(rows: list[dict], title: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--devdata", type=Path, default=ROOT.parent / "shared" / "devdata")
+    parser.add_argument("--devdata", type=Path, default=ROOT / "tests" / "data" / "recordings")
     args = parser.parse_args()
     dev = args.devdata
     work = Path(tempfile.mkdtemp(prefix="igot-bench-"))
@@ -66,7 +66,7 @@ def main() -> None:
         recordings.append((name, wav, lang, truth, " ".join(w.text for w in words)))
     for rel in ["pyaudioanalysis/diarizationExample", "pyaudioanalysis/diarizationExample2", "picovoice_falcon/test"]:
         wav = work / f"{Path(rel).name}.wav"
-        convert_to_wav(dev / f"{rel}.wav", wav)
+        convert_to_wav(dev / f"{rel}.flac", wav)
         recordings.append((rel, wav, "en", read_rttm(dev / f"{rel}.DERIVED.rttm"), None))
 
     rows = []
@@ -93,10 +93,10 @@ def main() -> None:
     rows = []
     english = [(dev / "openai_whisper/jfk.flac", (dev / "openai_whisper/jfk.reference.txt").read_text()),
                (dev / "librispeech_misc/2412-153948-0000.flac", (dev / "librispeech_misc/2412-153948-0000.txt").read_text()),
-               (dev / "timit_ldc93s1/LDC93S1.wav", " ".join((dev / "timit_ldc93s1/LDC93S1.txt").read_text().split()[2:]))]
+               (dev / "timit_ldc93s1/LDC93S1.flac", " ".join((dev / "timit_ldc93s1/LDC93S1.txt").read_text().split()[2:]))]
     with open(dev / "ljspeech/metadata.csv", encoding="utf-8") as f:
-        english += [(dev / f"ljspeech/{r[0]}.wav", r[-1]) for r in csv.reader(f, delimiter="|")]
-    portuguese = [(p, p.with_suffix(".txt").read_text(encoding="utf-8")) for p in sorted((dev / "falabrasil_pt").glob("*.wav"))]
+        english += [(dev / f"ljspeech/{r[0]}.flac", r[-1]) for r in csv.reader(f, delimiter="|")]
+    portuguese = [(p, p.with_suffix(".txt").read_text(encoding="utf-8")) for p in sorted((dev / "falabrasil_pt").glob("*.flac"))]
     for label, model, lang, items in [("English (tiny.en)", tiny, "en", english), ("English (base)", base, "en", english),
                                       ("Portuguese (base)", base, "pt", portuguese)]:
         errors = words = seconds = audio = 0.0

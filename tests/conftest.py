@@ -9,14 +9,13 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no hub here: a download attempt must fail fast
 
-DEVDATA = Path(__file__).resolve().parents[1].parent / "shared" / "devdata"
-if not DEVDATA.exists():  # CI clones the repo with shared/ beside it
-    DEVDATA = Path(os.environ.get("IGOT_DEVDATA", "../shared/devdata")).resolve()
+# Real recordings with their references, kept in the repository (sources and licences in its README).
+DEVDATA = Path(__file__).resolve().parent / "data" / "recordings"
 
 
 @pytest.fixture(scope="session")
 def devdata() -> Path:
-    assert DEVDATA.exists(), f"dev recordings not found at {DEVDATA}; set IGOT_DEVDATA"
+    assert DEVDATA.exists(), f"dev recordings not found at {DEVDATA}"
     return DEVDATA
 
 

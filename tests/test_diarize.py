@@ -32,7 +32,7 @@ def frame_accuracy(turns, truth, step=0.1) -> float:
 @pytest.mark.parametrize("name,count", RECORDINGS)
 def test_known_speaker_count(devdata, wav16k, diarizer, name, count):
     """Told how many people speak, the diarizer finds exactly that many, in the right places."""
-    turns = diarize(wav16k(devdata / f"{name}.wav"), diarizer, num_speakers=count)
+    turns = diarize(wav16k(devdata / f"{name}.flac"), diarizer, num_speakers=count)
     assert len({t.speaker for t in turns}) == count
     truth = read_rttm(devdata / f"{name}.DERIVED.rttm")
     assert frame_accuracy(turns, truth) > 0.75
@@ -41,7 +41,7 @@ def test_known_speaker_count(devdata, wav16k, diarizer, name, count):
 
 @pytest.mark.parametrize("name,count", RECORDINGS)
 def test_detected_speaker_count(devdata, wav16k, diarizer, name, count):
-    turns = diarize(wav16k(devdata / f"{name}.wav"), diarizer)
+    turns = diarize(wav16k(devdata / f"{name}.flac"), diarizer)
     assert len({t.speaker for t in turns}) == count
 
 

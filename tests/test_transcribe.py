@@ -16,11 +16,11 @@ def english_recordings(devdata):
     pairs = [
         (devdata / "openai_whisper/jfk.flac", (devdata / "openai_whisper/jfk.reference.txt").read_text()),
         (devdata / "librispeech_misc/2412-153948-0000.flac", (devdata / "librispeech_misc/2412-153948-0000.txt").read_text()),
-        (devdata / "timit_ldc93s1/LDC93S1.wav", (devdata / "timit_ldc93s1/LDC93S1.txt").read_text()),
+        (devdata / "timit_ldc93s1/LDC93S1.flac", (devdata / "timit_ldc93s1/LDC93S1.txt").read_text()),
     ]
     with open(devdata / "ljspeech/metadata.csv", encoding="utf-8") as f:
         for row in list(csv.reader(f, delimiter="|"))[:4]:
-            pairs.append((devdata / f"ljspeech/{row[0]}.wav", row[-1]))
+            pairs.append((devdata / f"ljspeech/{row[0]}.flac", row[-1]))
     return pairs
 
 
@@ -57,20 +57,20 @@ def test_portuguese_wer_base(devdata, wav16k, whisper_base):
     ("duzentos e sessenta e seis") where Whisper writes digits, which alone costs several
     words per sentence, and base is the second smallest model (~20-30 % WER on Portuguese
     in the Whisper paper's multilingual tables), so the bound is 35 %."""
-    recordings = sorted((devdata / "falabrasil_pt").glob("*.wav"))
+    recordings = sorted((devdata / "falabrasil_pt").glob("*.flac"))
     wer = corpus_wer([(wav16k(p), p.with_suffix(".txt").read_text(encoding="utf-8")) for p in recordings], whisper_base, "pt")
     assert wer < 0.35, f"WER {wer:.3f}"
 
 
 def test_language_detected(devdata, wav16k, whisper_base):
-    t = transcribe(wav16k(devdata / "falabrasil_pt/ufpalign_falabrasil.wav"), whisper_base, progress=False)
+    t = transcribe(wav16k(devdata / "falabrasil_pt/ufpalign_falabrasil.flac"), whisper_base, progress=False)
     assert t.language == "pt"
 
 
 def test_word_timestamps_follow_the_speech(devdata, wav16k, tiny_en):
     """Every word has a time inside the recording, in order; TIMIT's hand-labelled word starts
     are matched within 0.3 s on average (Whisper's own timing, before alignment)."""
-    wav = wav16k(devdata / "timit_ldc93s1/LDC93S1.wav")
+    wav = wav16k(devdata / "timit_ldc93s1/LDC93S1.flac")
     t = transcribe(wav, tiny_en, language="en", progress=False)
     words = t.words
     assert words and all(0 <= w.start <= w.end <= t.duration + 0.01 for w in words)
@@ -96,7 +96,7 @@ def test_silence_gives_empty_transcript(tmp_path, tiny_en):
 
 def test_english_only_model_refuses_other_language(devdata, wav16k, tiny_en):
     with pytest.raises(IgotError, match="English only"):
-        transcribe(wav16k(devdata / "falabrasil_pt/ufpalign_coxinha.wav"), tiny_en, language="pt", progress=False)
+        transcribe(wav16k(devdata / "falabrasil_pt/ufpalign_coxinha.flac"), tiny_en, language="pt", progress=False)
 
 
 def test_unknown_model_name():
@@ -110,7 +110,7 @@ def test_no_stretch_of_speech_is_left_out(devdata, wav16k, tiny_en):
     from igot.audio import load_audio
     from igot.transcribe import untranscribed_speech
 
-    wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.wav")
+    wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.flac")
     t = transcribe(wav, tiny_en, language="en", progress=False)
     assert t.words[-1].end > 40.0
     assert "commonwealth" in " ".join(p.text.lower() for p in t.phrases)
@@ -123,7 +123,7 @@ def test_long_recording_is_transcribed_piece_by_piece(devdata, wav16k, tiny_en, 
     import igot.audio
     from igot.audio import pieces
 
-    wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.wav")
+    wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.flac")
     whole = transcribe(wav, tiny_en, language="en", progress=False)
     monkeypatch.setattr(igot.audio, "PIECE_SECONDS", 15.0)
     assert len(pieces(wav)) == 3
