@@ -1,11 +1,13 @@
-"""Command line: `igot run SOURCE …` and `igot demo`."""
+"""Command line: `igot run SOURCE …`, `igot demo`, `igot index` and `igot search QUERY`."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import traceback
+from dataclasses import asdict
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -52,7 +54,44 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="run the whole pipeline on a bundled sample with small offline models")
     _common(d)
+    _library_parsers(sub)
     return parser
+
+
+def _library_parsers(sub) -> None:
+    i = sub.add_parser("index", help="(re)write OUT/index.html: every interview in the folder, searchable in the browser")
+    i.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
+    s = sub.add_parser("search", help="find phrases in every interview of the output folder")
+    s.add_argument("query", help='words in any order (accents and case don\'t matter), or "an exact phrase" in quotes')
+    s.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
+    s.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
+    s.add_argument("--interview", default="", help="only interviews whose name contains this")
+    s.add_argument("--json", action="store_true", help="hits as JSON, for scripts")
+
+
+def library_command(args: argparse.Namespace) -> int:
+    """`igot index` and `igot search`: 0 when done (search: hits found), 1 when nothing matched."""
+    from igot import library
+
+    try:
+        if args.command == "index":
+            path = library.write_library(args.out)
+            print(f"Library: {len(library.load_interviews(args.out))} interviews -> {path}")
+            return 0
+        if not args.out.is_dir():
+            raise IgotError(f"No output folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")
+        hits = library.search(library.load_interviews(args.out), args.query, speaker=args.speaker, interview=args.interview)
+    except IgotError as exc:
+        print(f"igot: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([{**asdict(h), "link": h.link} for h in hits], ensure_ascii=False, indent=1))
+    else:
+        bold = sys.stdout.isatty()
+        for h in hits:
+            print(library.hit_line(h, bold=bold))
+        print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} found.", file=sys.stderr)
+    return 0 if hits else 1
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -65,6 +104,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("index", "search"):
+        return library_command(args)
     try:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)

@@ -265,6 +265,7 @@ h2 { font-size: .78rem; letter-spacing: .08em; text-transform: uppercase; color:
 .time { color: var(--muted); font-size: .82rem; font-variant-numeric: tabular-nums; margin-left: .35rem; }
 a.phrase { color: inherit; text-decoration: none; border-radius: 3px; }
 a.phrase:hover, a.phrase:focus { background: #fff1bf; text-decoration: underline; }
+.phrase:target { background: #fff1bf; outline: 2px solid #e0b400; border-radius: 3px; }
 .empty { color: var(--muted); font-style: italic; }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .8rem; }
 @media (max-width: 640px) { main { margin: 0; padding: 1.25rem; border: 0; border-radius: 0; } }
@@ -272,15 +273,17 @@ footer { margin-top: 2.5rem; color: var(--muted); font-size: .8rem; }
 """
 
 
-def _html_phrase(p: Phrase) -> str:
+def _html_phrase(p: Phrase, index: int) -> str:
+    """A phrase, with id "p-<index>" (its place in the transcript) for the library's search to
+    link to: the same phrase gets the same anchor when the page is written again."""
     e = html.escape
     start, end = format_clock(p.start), format_clock(p.end)
     when = start if start == end else f"{start}–{end}"
     text = e(clean_text(p.text))
     link = safe_link(p.link)
     if link:  # a new tab, so the reader keeps their place in the transcript
-        return f'<a class="phrase" href="{e(link)}" title="{when}" target="_blank" rel="noopener">{text}</a>'
-    return f'<span class="phrase" title="{when}">{text}</span>'
+        return f'<a class="phrase" id="p-{index}" href="{e(link)}" title="{when}" target="_blank" rel="noopener">{text}</a>'
+    return f'<span class="phrase" id="p-{index}" title="{when}">{text}</span>'
 
 
 def _html_point(item: Union[str, SummaryPoint]) -> str:
@@ -314,11 +317,12 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
                       lambda i, name: f'<span class="who s{i}">{e(name)}</span>')
 
     body = []
+    index = {id(p): i for i, p in enumerate(t.phrases)}
     for turn in speaker_turns(t):
         head = (f'<b class="who">{e(turn.name)}</b>' if turn.name else "") + f'<span class="time">{format_clock(turn.start)}</span>'
         body.append(
             f'<div class="turn s{turn.colour}" data-speaker="{e(turn.speaker)}">\n'
-            f'<div class="head">{head}</div>\n<p>{" ".join(_html_phrase(p) for p in turn.phrases)}</p>\n</div>'
+            f'<div class="head">{head}</div>\n<p>{" ".join(_html_phrase(p, index[id(p)]) for p in turn.phrases)}</p>\n</div>'
         )
     if not body:
         body.append(f'<p class="empty">{NO_SPEECH}</p>')

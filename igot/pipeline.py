@@ -226,7 +226,19 @@ def run(
             return RunResult(transcript, {}, seconds, wav)
         log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     files = export.write_exports(transcript, out_dir, stem)
+    update_library(out_dir, log)
     return RunResult(transcript, files, seconds, wav)
+
+
+def update_library(out_dir: Path, log) -> None:
+    """Rewrite OUT/index.html, the page that lists and searches every interview in the folder.
+    It is a convenience: failing to write it never fails the run."""
+    from igot.library import write_library
+
+    try:
+        write_library(out_dir)
+    except IgotError as exc:
+        log(f"Warning: the interview library page was not updated: {exc}")
 
 
 def pick_diarizer(options: RunOptions, device: str, log) -> str:

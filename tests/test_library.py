@@ -1,0 +1,259 @@
+"""The interview library: OUT/index.html over real interviews, `igot index`, `igot search`, and
+the page's search in a real browser giving the same hits as the Python search."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import time
+import unicodedata
+from contextlib import redirect_stderr, redirect_stdout
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from igot import library
+from igot.cli import DEMO_VIDEO_URL, main
+from igot.export import format_clock, to_html
+from igot.library import Interview, load_interviews, normalize, parse_query, search, write_library
+from igot.pipeline import RunOptions, run
+from tests.test_export import make_transcript
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+# --- real interviews, made once by the pipeline with the small offline models -------------------
+@pytest.fixture(scope="module")
+def archive(devdata, models, tmp_path_factory) -> Path:
+    """Three interviews in one output folder, as three `igot run`s leave it: a four-speaker radio
+    phone-in with a video link and names, three speakers from a local file, and Portuguese."""
+    out = tmp_path_factory.mktemp("archive")
+    common = dict(align=False, punctuate=False, summary=False, progress=False)
+    runs = [
+        (devdata / "pyaudioanalysis/diarizationExample.flac",
+         RunOptions(name="Radio phone-in", model="bundled:tiny.en", language="en", speakers=4, video_url=DEMO_VIDEO_URL,
+                    names=["Host", "Brian", "Sandra", "Expert"], **common)),
+        (devdata / "picovoice_falcon/test.flac", RunOptions(name="Falcon test call", model="bundled:tiny.en", language="en", **common)),
+        (devdata / "falabrasil_pt/ufpalign_falabrasil.flac",
+         RunOptions(name="Entrevista — alinhamento", model="bundled:base", language="pt", speakers=1,
+                    names=["Joana Conceição"], **common)),
+    ]
+    for path, options in runs:
+        run(str(path), out, options, models=models, log=lambda m: None)
+    return out
+
+
+def test_every_run_rewrites_the_library_page(archive):
+    interviews = load_interviews(archive)
+    assert [iv.name for iv in interviews] == ["Entrevista — alinhamento", "Falcon test call", "Radio phone-in"]  # newest first
+    assert all(iv.transcript.phrases for iv in interviews)
+    page = (archive / "index.html").read_text(encoding="utf-8")
+    listed = re.findall(r'<a class="title" href="([^"]+)">([^<]+)</a>', page)
+    assert [(href, unescape(name)) for href, name in listed] == [(iv.page.name, iv.name) for iv in interviews]
+    assert all((archive / href).is_file() for href, _ in listed)
+    radio = interviews[2].transcript
+    assert [s.name for s in radio.speakers] == ["Host", "Brian", "Sandra", "Expert"]
+    assert "Speakers: Host, Brian" in page and "Language: pt" in page and f'href="{DEMO_VIDEO_URL}"' in page
+
+
+def test_transcript_pages_have_a_stable_anchor_per_phrase(archive):
+    for iv in load_interviews(archive):
+        page = iv.page.read_text(encoding="utf-8")
+        ids = re.findall(r'class="phrase" id="p-(\d+)"', page)
+        assert ids == [str(i) for i, p in enumerate(iv.transcript.phrases) if p.text.strip()]
+        assert to_html(iv.transcript) == page  # written again, the same anchors
+
+
+def test_search_is_accent_case_and_punctuation_insensitive_on_real_portuguese(archive):
+    interviews = load_interviews(archive)
+    pt = next(iv for iv in interviews if iv.transcript.language == "pt")
+    accented = {w for p in pt.transcript.phrases for w in re.findall(r"\w+", p.text)
+                if unicodedata.normalize("NFD", w) != w and len(w) >= 4}  # "é" alone would find English "e…"
+    assert accented, "the Portuguese run should have accented words"
+    for word in accented:
+        plain = "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c)).upper()
+        hits = search(interviews, plain)
+        assert hits and all(h.interview == pt.name for h in hits), word
+        assert all(word.lower() in [h.text[a:b].lower() for a, b in h.marks] for h in hits), word
+        assert len(hits) == sum(1 for p in pt.transcript.phrases if re.search(rf"\b{word}", p.text, re.I))
+    # The speaker's name is searchable, without its accent, and shown on every hit.
+    by_name = search(interviews, "conceicao")
+    assert len(by_name) == len(pt.transcript.phrases) and {h.speaker for h in by_name} == {"Joana Conceição"}
+
+
+def test_search_words_any_order_exact_phrase_and_filters(archive):
+    interviews = load_interviews(archive)
+    radio = next(iv for iv in interviews if iv.name == "Radio phone-in")
+    phrase = max(radio.transcript.phrases, key=lambda p: len(p.text.split()))
+    words = normalize(phrase.text).split()
+    assert len(words) >= 4
+    first, second = words[0], words[3]
+    hits = search(interviews, f"{second.upper()} {first}")  # any order, any case
+    assert any(h.text == phrase.text for h in hits)
+    assert all(f" {first}" in f" {normalize(h.text)}" and f" {second}" in f" {normalize(h.text)}" for h in hits)
+    exact = search(interviews, f'"{" ".join(words[:3])}"')
+    assert any(h.text == phrase.text for h in exact)
+    assert search(interviews, f'"{" ".join(reversed(words[:3]))}"') == [] or words[:3] == words[2::-1]
+    # Filters: by speaker name, by interview name.
+    speaker = next(s.name for s in radio.transcript.speakers if s.id == phrase.speaker)
+    mine = search(interviews, first, speaker=speaker.lower())
+    assert mine and {h.speaker for h in mine} == {speaker}
+    assert {h.interview for h in search(interviews, first, interview="radio")} <= {"Radio phone-in"}
+    hit = next(h for h in hits if h.text == phrase.text)
+    assert hit.video == f"{DEMO_VIDEO_URL}#t={int(phrase.start)}" and hit.link == hit.video
+    assert hit.page == f"{radio.page.resolve().as_uri()}#p-{radio.transcript.phrases.index(phrase)}"
+
+
+def test_query_rules_on_a_written_transcript(tmp_path):
+    t = make_transcript()
+    t.phrases[1].text = "Vamos começar a integração, já!"
+    t.save(tmp_path / "joana.json")
+    interviews = load_interviews(tmp_path)
+    texts = lambda q, **kw: [h.text for h in search(interviews, q, **kw)]  # noqa: E731
+    assert texts("integracao") == texts("INTEGRAÇÃO") == texts("integ") == ["Vamos começar a integração, já!"]
+    assert texts("ja comecar") == ["Vamos começar a integração, já!"]  # any order
+    assert texts('"comecar a integracao"') == ["Vamos começar a integração, já!"]
+    assert texts('"a comecar"') == [] and texts('"comec"') == []  # quoted: whole words, in order
+    assert texts("tegracao") == []  # a word must start where the query word starts
+    assert texts("") == texts("  ,.!  ") == texts('""') == []
+    # A speaker's name finds what they said; with another word, both must match.
+    assert len(texts("Conceição")) == 3 and texts("ana obrigada") == ["Olá, tudo bem? Obrigada por participar.", "Entendi, obrigada."]
+    assert texts("joana obrigada") == []
+    assert texts("obrigada", speaker="joana") == []
+    hit = search(interviews, 'integracao "vamos"')[0]
+    assert [hit.text[a:b] for a, b in hit.marks] == ["Vamos", "integração"]
+    assert parse_query('«são paulo» ok “x y”') == library.Query(words=["ok"], phrases=["sao paulo", "x y"])
+
+
+def test_library_skips_other_json_and_escapes_everything(tmp_path):
+    t = make_transcript()
+    t.source.title = "</script><script>alert(1)</script> & Co"
+    t.source.url = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+    t.save(tmp_path / "nasty.json")
+    (tmp_path / "settings.json").write_text('{"not": "a transcript"}')
+    (tmp_path / "broken.json").write_text("{")
+    page = write_library(tmp_path).read_text(encoding="utf-8")
+    assert page.count("<script") == 2 and "alert(1)</script>" not in page
+    data = json.loads(re.search(r'<script id="library-data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    [iv] = data["interviews"]
+    assert iv["name"] == t.source.title and iv["x"].split("\n") == [" ".join(p.text.split()) for p in t.phrases]
+    assert iv["link"] == ["https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=", "s"]  # + the phrase's second
+
+
+# --- the command line ---------------------------------------------------------------------------
+def cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_igot_search_and_index_from_the_terminal(archive, tmp_path):
+    interviews = load_interviews(archive)
+    pt = next(iv for iv in interviews if iv.transcript.language == "pt")
+    code, out, err = cli("search", "conceicao", "--out", str(archive))
+    lines = out.splitlines()
+    n = len(pt.transcript.phrases)
+    assert code == 0 and len(lines) == n and f"{n} phrase{'s' * (n != 1)} found" in err
+    first = pt.transcript.phrases[0]
+    assert lines[0].startswith(f"Entrevista — alinhamento · {format_clock(first.start)} · Joana Conceição: {first.text.strip()} · file://")
+    assert lines[0].endswith(f"falabrasil_pt/ufpalign_falabrasil.flac#t={int(first.start)}")  # the recording, at that second
+    code, out, _ = cli("search", "conceicao", "--out", str(archive), "--json", "--speaker", "joana")
+    hits = json.loads(out)
+    assert code == 0 and [h["phrase"] for h in hits] == list(range(len(pt.transcript.phrases)))
+    assert hits[0]["page"].endswith("#p-0") and hits[0]["link"] == hits[0]["video"]
+    assert cli("search", "conceicao", "--out", str(archive), "--interview", "radio")[0] == 1
+    code, _, err = cli("search", "x", "--out", str(tmp_path / "nowhere"))
+    assert code == 2 and "No output folder" in err
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for iv in interviews:
+        (copy / iv.path.name).write_bytes(iv.path.read_bytes())
+    code, out, _ = cli("index", "--out", str(copy))
+    assert code == 0 and "3 interviews" in out and (copy / "index.html").is_file()
+
+
+# --- the page in Chromium -----------------------------------------------------------------------
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.hrefs.append(dict(attrs).get("href"))
+
+
+def unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+HITS_JS = """[...document.querySelectorAll('#hits .hit')].map(li => ({
+  text: li.querySelector('.text').textContent,
+  marks: [...li.querySelectorAll('mark')].map(m => m.textContent),
+  who: (li.querySelector('.who') || {}).textContent || '',
+  video: (li.querySelector('a.video') || {href: null}).href,
+  page: li.querySelector('a.page').href,
+}))"""
+
+
+def test_library_page_searches_in_chromium(archive, tmp_path):
+    from tests.chromium import Chromium
+
+    interviews = load_interviews(archive)
+    radio = next(iv for iv in interviews if iv.name == "Radio phone-in")
+    common = max(((w, len(search(interviews, w))) for p in radio.transcript.phrases for w in normalize(p.text).split() if len(w) >= 3),
+                 key=lambda x: (x[1], x[0]))[0]
+    pt = next(iv for iv in interviews if iv.transcript.language == "pt")
+    accented = next(w for p in pt.transcript.phrases for w in p.text.split() if normalize(w) != w.lower())
+    queries = [common, normalize(accented).upper(), "conceicao", f'"{" ".join(normalize(radio.transcript.phrases[0].text).split()[:2])}"',
+               "host", "zzzzqx"]
+    browser = Chromium(tmp_path)
+    try:
+        page = browser.open((archive / "index.html").as_uri())
+        for q in queries:  # the page finds exactly what the Python search finds
+            assert browser.evaluate(page, f"igotSearch({json.dumps(q)})") == len(search(interviews, q)), q
+        filtered = browser.evaluate(page, f"igotSearch({json.dumps(common)}, {{speaker: 'Brian'}})")
+        assert filtered == len(search(interviews, common, speaker="Brian"))
+
+        # A user types a query into the box; the hits appear, each with its links.
+        browser.evaluate(page, "document.getElementById('q').focus()")
+        browser.call("Input.insertText", page.session, text=common)
+        want = search(interviews, common)
+        deadline = time.monotonic() + 10
+        while not browser.evaluate(page, "document.querySelectorAll('#hits .hit').length") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        shown = browser.evaluate(page, HITS_JS)
+        status = browser.evaluate(page, "document.getElementById('status').textContent")
+        assert status.startswith(f"{len(want)} phrase") and len(shown) == min(len(want), 100)
+        for got, hit in zip(shown, want):
+            assert got["text"] == hit.text and got["who"] == hit.speaker
+            assert [m.lower() for m in got["marks"]] == [hit.text[a:b].lower() for a, b in hit.marks]
+            assert got["video"] == hit.video and got["page"] == hit.page
+            path, anchor = unquote(urlsplit(got["page"]).path), urlsplit(got["page"]).fragment
+            assert f'id="{anchor}"' in Path(path).read_text(encoding="utf-8")
+
+        browser.evaluate(page, "window.scrollTo(0, 0)")
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "library-search.png").write_bytes(browser.screenshot(page))
+
+        # Click a hit's video link: the browser asks for the radio recording at that second.
+        index = next(i for i, h in enumerate(want) if h.interview == "Radio phone-in" and h.start >= 1)
+        opened = browser.click_link(page, index, selector="#hits a.video", url_pattern="*pyAudioAnalysis*")
+        assert opened["new_tab"] == want[index].video == f"{DEMO_VIDEO_URL}#t={int(want[index].start)}"
+        assert opened["request"] == DEMO_VIDEO_URL  # requests carry no #fragment; the new tab's address does
+        assert opened["page_url"] == (archive / "index.html").as_uri()
+        # Click its "in the transcript" link: the transcript page opens at that phrase.
+        mark = browser.mark()
+        browser.click_at(page, "#hits a.page", index)
+        browser.wait_event("Page.loadEventFired", mark, lambda m: m.get("sessionId") == page.session)
+        assert browser.evaluate(page, "location.href") == want[index].page
+        assert browser.evaluate(page, "document.querySelector(':target').textContent") == want[index].text
+    finally:
+        browser.close()
