@@ -7,11 +7,13 @@ sees and changes only the files and folders it created itself, never the rest of
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import json
 import os
 import re
+import sys
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
@@ -35,6 +37,7 @@ from igot.export import (
     header_facts,
     point_segments,
     safe_link,
+    slugify,
     speaker_turns,
     summary_items,
 )
@@ -424,13 +427,146 @@ def export_to_google_doc(
     name: str | None = None,
     summary: Optional[Summary] = None,
     service: Resource | None = None,
+    repository: bool = True,
 ) -> str:
     """Make the transcript a Google Doc in `folder` (link, id or path); returns the Doc's URL.
 
-    `summary`: None shows the transcript's own summary."""
+    `summary`: None shows the transcript's own summary. `repository`: also give the interview
+    its row in the folder's "iGot interviews" Sheet and keep its JSON in the folder's .igot
+    subfolder (for searching every interview later); if that fails the Doc is still made, and
+    a warning says why."""
     name = clean_text(name or "") or header_facts(t).title
     page = doc_html(t, summary, title=name)  # before signing in: a bad transcript fails fast
     if service is None:
         service = drive_service(credentials())
-    _, url = upload_doc(service, page, name, find_folder(service, folder))
+    folder_id = find_folder(service, folder)
+    _, url = upload_doc(service, page, name, folder_id)
+    if repository:
+        try:
+            update_sheet(service, folder_id, sheet_row(t, url, name))
+            keep_transcript(service, folder_id, t, slugify(t.source.title))
+        except IgotError as exc:
+            print(f"igot: the Doc is made, but the interviews Sheet or the kept JSON was not updated: {exc}", file=sys.stderr)
     return url
+
+
+# --- the repository: one Sheet listing every interview, and every interview's JSON -------------
+SHEET_NAME = "iGot interviews"
+GOOGLE_SHEET = "application/vnd.google-apps.spreadsheet"
+SHEET_COLUMNS = ["Date", "Interview", "Language", "Duration", "Speakers", "Google Doc", "Video", "Summary"]
+KEPT_FOLDER = ".igot"  # the interviews' JSON, next to the Docs, for the notebook's search
+_FORMULA = tuple("=+-@")  # a cell starting with these would be a formula in Sheets
+
+
+def _clock(seconds: float) -> str:
+    """H:MM:SS always: Sheets reads '41:07' as 41 hours, '0:41:07' as what it is."""
+    s = int(max(0.0, seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def sheet_row(t: Transcript, doc_url: str, name: str | None = None) -> list[str]:
+    """The interview's row, in SHEET_COLUMNS order."""
+    facts = header_facts(t)
+    points = [clean_text(p if isinstance(p, str) else p.text) for p in summary_items(t, None)]
+    return [_date(t), clean_text(name or "") or facts.title, t.language or "", _clock(facts.duration) if facts.duration else "",
+            ", ".join(who for _, who in facts.speakers), doc_url, _web_link(t.source.url) or "", " • ".join(points)]
+
+
+def _csv(rows: list[list[str]]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    for row in rows:
+        writer.writerow(["'" + cell if cell.startswith(_FORMULA) else cell for cell in row])
+    return out.getvalue().encode("utf-8")
+
+
+def _rows(data: bytes) -> list[list[str]]:
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+    return [[c[1:] if c.startswith("'") and c[1:].startswith(_FORMULA) else c for c in row] for row in rows if any(row)]
+
+
+def _key(row: list[str]) -> tuple[str, str]:
+    """What makes a row one interview: its name and its video."""
+    row = row + [""] * len(SHEET_COLUMNS)
+    return row[SHEET_COLUMNS.index("Interview")], row[SHEET_COLUMNS.index("Video")]
+
+
+def _find_file(service: Resource, name: str, folder_id: str, mime: str, doing: str) -> Optional[str]:
+    """The id of the oldest file `name` of type `mime` in the folder (drive.file: one iGot made)."""
+    query = f"name = {_quote(name)} and {_quote(folder_id)} in parents and mimeType = '{mime}' and trashed = false"
+    with _drive_errors(doing):
+        found = service.files().list(q=query, spaces="drive", fields="files(id,name)", orderBy="createdTime",
+                                     pageSize=1, supportsAllDrives=True, includeItemsFromAllDrives=True
+                                     ).execute(num_retries=RETRIES)
+    return found["files"][0]["id"] if found.get("files") else None
+
+
+def update_sheet(service: Resource, folder_id: str, row: list[str]) -> str:
+    """Put the interview's row in the folder's "iGot interviews" Sheet; returns the Sheet's URL.
+
+    The first time, the Sheet is made from a CSV (Drive converts it); after that the same file's
+    content is replaced, newest row first. A row with the same interview name and video is
+    replaced (a rerun), so the Sheet never lists an interview twice."""
+    sheet_id = _find_file(service, SHEET_NAME, folder_id, GOOGLE_SHEET, f"look for the “{SHEET_NAME}” Sheet")
+    rows = []
+    if sheet_id:
+        with _drive_errors(f"read the “{SHEET_NAME}” Sheet"):
+            data = service.files().export_media(fileId=sheet_id, mimeType="text/csv").execute(num_retries=RETRIES)
+        rows = [r for r in _rows(data)[1:] if _key(r) != _key(row)]
+    media = _BytesUpload(io.BytesIO(_csv([SHEET_COLUMNS, row, *rows])), mimetype="text/csv", resumable=False)
+    with _drive_errors(f"update the “{SHEET_NAME}” Sheet"):
+        if sheet_id:
+            sheet = service.files().update(fileId=sheet_id, media_body=media, fields="id,webViewLink",
+                                           supportsAllDrives=True).execute(num_retries=RETRIES)
+        else:
+            sheet = service.files().create(body={"name": SHEET_NAME, "mimeType": GOOGLE_SHEET, "parents": [folder_id]},
+                                           media_body=media, fields="id,webViewLink", supportsAllDrives=True
+                                           ).execute(num_retries=RETRIES)
+    return sheet.get("webViewLink") or f"https://docs.google.com/spreadsheets/d/{sheet['id']}/edit"
+
+
+def keep_transcript(service: Resource, folder_id: str, t: Transcript, stem: str) -> str:
+    """Keep the interview's JSON in the folder's .igot subfolder (replacing an earlier one of
+    the same name): Colab's disk is wiped, Drive is not. Returns the file id."""
+    kept = _find_or_create(service, KEPT_FOLDER, folder_id)
+    name = f"{stem}.json"
+    file_id = _find_file(service, name, kept, "application/json", f"look for {name} in {KEPT_FOLDER}")
+    media = _BytesUpload(io.BytesIO(t.to_json().encode("utf-8")), mimetype="application/json", resumable=False)
+    with _drive_errors(f"keep {name} in Drive"):
+        if file_id:
+            done = service.files().update(fileId=file_id, media_body=media, fields="id", supportsAllDrives=True
+                                          ).execute(num_retries=RETRIES)
+        else:
+            done = service.files().create(body={"name": name, "mimeType": "application/json", "parents": [kept]},
+                                          media_body=media, fields="id", supportsAllDrives=True).execute(num_retries=RETRIES)
+    return done["id"]
+
+
+def fetch_transcripts(service: Resource, folder: str, dest: Path) -> list[Path]:
+    """Download every interview JSON iGot kept in the folder's .igot subfolder into `dest`."""
+    folder_id = find_folder(service, folder)
+    query = f"name = {_quote(KEPT_FOLDER)} and {_quote(folder_id)} in parents and mimeType = '{FOLDER}' and trashed = false"
+    with _drive_errors(f"look for the interviews kept in “{folder}”"):
+        kept = service.files().list(q=query, spaces="drive", fields="files(id)", orderBy="createdTime", pageSize=1
+                                    ).execute(num_retries=RETRIES).get("files", [])
+        files, page = [], None
+        while kept:
+            found = service.files().list(
+                q=f"{_quote(kept[0]['id'])} in parents and mimeType = 'application/json' and trashed = false",
+                spaces="drive", fields="nextPageToken,files(id,name)", pageSize=1000, pageToken=page,
+            ).execute(num_retries=RETRIES)
+            files += found.get("files", [])
+            page = found.get("nextPageToken")
+            if not page:
+                break
+    dest.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for f in files:
+        name = Path(f["name"]).name
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        with _drive_errors(f"download {name}"):
+            data = service.files().get_media(fileId=f["id"]).execute(num_retries=RETRIES)
+        (dest / name).write_bytes(data)
+        paths.append(dest / name)
+    return paths

@@ -317,7 +317,8 @@ def test_export_uploads_html_for_conversion_into_the_folder(sleeps):
     service, http = drive(
         reply(ROOT_LIST), reply("files-list-empty.json"), reply("folder-created.json"), reply("doc-created.json")
     )
-    url = export_to_google_doc(t, "Research/Onboarding", summary=["Pays with Pix"], service=service)
+    # repository=False: the Doc alone (the Sheet and the kept JSON: tests/test_drive_repository.py)
+    url = export_to_google_doc(t, "Research/Onboarding", summary=["Pays with Pix"], service=service, repository=False)
     assert url == f"https://docs.google.com/document/d/{DOC}/edit?usp=drivesdk"
     upload = http.sent[-1]
     assert upload.method == "POST" and upload.query["uploadType"] == "multipart"
