@@ -235,3 +235,35 @@ def _offer_download(path: Path) -> None:
     except ImportError:
         return  # outside Colab the files are already on this machine
     files.download(str(path))
+
+
+def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path] = None, limit: int = 200) -> list:
+    """Search every interview: those made in this session and, with a Drive folder, every one
+    iGot kept there (Colab's disk is wiped between sessions, the Drive folder is not). Prints
+    each hit with a link: the video at that second, else the interview's Google Doc."""
+    from igot import library
+
+    if not query.strip():
+        print('Type words to search for (accents and case do not matter), or "an exact phrase" in quotes.')
+        return []
+    folders = [Path(out_dir or workspace() / "igot-output")]
+    if drive_folder.strip():
+        from igot.gdoc import credentials, drive_service, fetch_transcripts
+
+        kept = workspace() / "igot-drive"
+        for old in kept.glob("*.json"):  # what was deleted from Drive is not searched
+            old.unlink()
+        fetch_transcripts(drive_service(credentials()), drive_folder.strip(), kept)
+        folders.append(kept)
+    found: dict[str, library.Interview] = {}  # by file name: this session's copy wins
+    for folder in reversed(folders):
+        found.update({iv.path.name: iv for iv in library.load_interviews(folder)} if folder.is_dir() else {})
+    interviews = sorted(found.values(), key=lambda iv: iv.date, reverse=True)
+    hits = library.search(interviews, query)
+    print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} in {len({h.interview for h in hits})} of {len(interviews)} interviews:")
+    for h in hits[:limit]:
+        who = f"{h.speaker}: " if h.speaker else ""
+        print(f"• {h.interview} · {export.format_clock(h.start)} · {who}{h.text}\n  {h.video or h.doc or h.page}")
+    if len(hits) > limit:
+        print(f"… and {len(hits) - limit} more: add words to narrow the search.")
+    return hits

@@ -444,7 +444,7 @@ def export_to_google_doc(
     if repository:
         try:
             update_sheet(service, folder_id, sheet_row(t, url, name))
-            keep_transcript(service, folder_id, t, slugify(t.source.title))
+            keep_transcript(service, folder_id, replace(t, info={**t.info, "google_doc": url}), slugify(t.source.title))
         except IgotError as exc:
             print(f"igot: the Doc is made, but the interviews Sheet or the kept JSON was not updated: {exc}", file=sys.stderr)
     return url

@@ -154,6 +154,7 @@ class Hit:
     video: Optional[str]  # the video at that second
     page: str  # the transcript page at that phrase (file URI)
     marks: list[tuple[int, int]]  # character spans of `text` that matched, for highlighting
+    doc: Optional[str] = None  # the interview's Google Doc, when iGot made one
 
     @property
     def link(self) -> str:
@@ -185,7 +186,7 @@ def search(interviews: Iterable[Interview], query: str | Query, speaker: str = "
             if all(f" {w}" in hay or f" {w}" in padded[p.speaker] for w in q.words) and \
                     all(f" {ph} " in hay for ph in q.phrases):
                 hits.append(Hit(iv.name, names[p.speaker], p.start, text, i, video_link(t, p.start),
-                                f"{iv.page.resolve().as_uri()}#p-{i}", _marks(text, q)))
+                                f"{iv.page.resolve().as_uri()}#p-{i}", _marks(text, q), t.info.get("google_doc")))
     return hits
 
 

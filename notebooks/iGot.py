@@ -106,3 +106,9 @@ Transcript:
 
 Now write the bullet summary in {language}, every bullet ending with its [time]s."""
 doc_url = igot.colab.publish(named, drive_folder, document_name, download_files, summarise, PROMPT, summary_model)
+
+# %% cellView="form"
+#@title 8. Search all your interviews { display-mode: "form" }
+#@markdown Finds phrases in every interview iGot put in the Drive folder of step 7, and in those made in this session. Words in any order (accents and case don't matter), or "an exact phrase" in quotes; a speaker's name finds what they said.
+search_for = ""  #@param {type:"string"}
+hits = igot.colab.search_interviews(search_for, drive_folder)

@@ -36,7 +36,7 @@ def test_notebook_and_its_readable_twin_agree():
 def test_cells_are_forms_in_the_promised_order():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     titles = [re.search(r"#@title (.*?)(\{|$)", c.source, re.M).group(1).strip() for c in nb.cells if c.cell_type == "code"]
-    assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6", "7"]
+    assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6", "7", "8"]
     assert all(c.metadata.get("cellView") == "form" for c in nb.cells if c.cell_type == "code")
     # every code cell stays a few statements: the logic lives in igot, where it is tested
     for c in nb.cells:
@@ -63,8 +63,11 @@ def test_language_choices_are_whisper_languages():
     assert set(codes[1:]) <= set(_LANGUAGE_CODES)
 
 
-def test_notebook_runs_top_to_bottom(devdata, tmp_path, monkeypatch):
+def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     from nbclient import NotebookClient
+
+    from igot.library import load_interviews, search
+    from igot.pipeline import RunOptions, run
 
     drive = tmp_path / "my-drive"
     (drive / "Interviews").mkdir(parents=True)
@@ -80,6 +83,11 @@ def test_notebook_runs_top_to_bottom(devdata, tmp_path, monkeypatch):
               drive_folder="")  # no Google server here: the Drive upload is tested in test_gdoc.py
     work = tmp_path / "session"
     work.mkdir()
+    # An interview made earlier, for the last cell to search along with the notebook's own.
+    run(str(devdata / "picovoice_falcon/test.flac"), work / "igot-output",
+        RunOptions(name="Falcon test call", model="bundled:tiny.en", language="en", align=False, punctuate=False,
+                   summary=False, progress=False), models=models, log=lambda m: None)
+    fill_form(nb, search_for="thank")
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
 
     outputs = ["".join(o.get("text", "") for o in c.get("outputs", [])) for c in nb.cells if c.cell_type == "code"]
@@ -94,6 +102,13 @@ def test_notebook_runs_top_to_bottom(devdata, tmp_path, monkeypatch):
     assert "Speakers: 1 = Host, 2 = Brian, 3 = Sandra, 4 = Expert" in outputs[5]
     # offline, the (gated) default summary model cannot be had: said in one line, files still made
     assert "⚠ No summary:" in outputs[6]
+
+    # The search cell: hits from both interviews, each with its link.
+    hits = search(load_interviews(work / "igot-output"), "thank")
+    assert {h.interview for h in hits} == {"Radio call", "Falcon test call"}
+    assert outputs[7].startswith(f"{len(hits)} phrases in 2 of 2 interviews:")
+    for h in hits:
+        assert f"• {h.interview} · " in outputs[7] and f"{h.text}\n  {h.video}\n" in outputs[7]
 
     saved = json.loads((work / "igot-output" / "radio-call.json").read_text())
     assert [s["name"] for s in saved["speakers"]] == ["Host", "Brian", "Sandra", "Expert"]
