@@ -26,6 +26,8 @@ from igot.links import link_at
 from igot.transcript import Transcript
 
 INDEX = "index.html"
+CACHE = Path(".igot") / "library-cache.json"
+CACHE_VERSION = 1
 SUMMARY_POINTS = 3  # how many summary points each entry shows
 # Accents that NFD splits off Latin, Greek and Cyrillic letters: "ç" is "c" + U+0327. Other
 # scripts' marks (Devanagari vowel signs, say) are part of their letters and stay.
@@ -87,21 +89,62 @@ class Interview:
 
 def load_interviews(folder: Path | str) -> list[Interview]:
     """Every interview JSON directly in `folder`, newest first, its phrases without their words;
-    other JSON files are passed over."""
+    other JSON files are passed over.
+
+    What search needs of each file is kept in OUT/.igot/library-cache.json, by the file's time
+    and size: with 200 one-hour interviews, reading every JSON again would cost each run ~10 s."""
+    folder = Path(folder)
+    cache = _read_cache(folder / CACHE)
+    seen: dict[str, list] = {}
     interviews = []
-    for path in sorted(Path(folder).glob("*.json")):
+    for path in sorted(folder.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or "source" not in data or "phrases" not in data:
+            stat = path.stat()
+            stamp = [stat.st_mtime_ns, stat.st_size]
+            entry = cache.get(path.name)
+            data = entry[1] if entry and entry[0] == stamp else _search_data(path)
+            seen[path.name] = [stamp, data]
+            if data is None:
                 continue
-            # Search needs phrases, not their words: an hour has ~10,000 words to skip building.
-            data = {**data, "turns": [], "phrases": [{k: v for k, v in p.items() if k != "words"} for p in data["phrases"]]}
             t = Transcript.from_dict(data)
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
             continue  # not a transcript (or a damaged one): the library lists the others
         interviews.append(Interview(t, path, _date(t, path)))
+    if seen.keys() != cache.keys() or any(cache[name][0] != entry[0] for name, entry in seen.items()):
+        _write_cache(folder / CACHE, seen)
     interviews.sort(key=lambda i: (i.date, i.name), reverse=True)
     return interviews
+
+
+def _search_data(path: Path) -> Optional[dict]:
+    """The transcript in `path` without what search never reads (words, turns, links); None when
+    the file is not a transcript."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or "source" not in data or not isinstance(data.get("phrases"), list):
+        return None
+    phrases = [{k: p[k] for k in ("speaker", "start", "end", "text") if k in p} for p in data["phrases"] if isinstance(p, dict)]
+    return {**data, "turns": [], "phrases": phrases}
+
+
+def _read_cache(path: Path) -> dict[str, list]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data["files"] if data.get("version") == CACHE_VERSION and isinstance(data.get("files"), dict) else {}
+    except (OSError, ValueError, KeyError, AttributeError):
+        return {}
+
+
+def _write_cache(path: Path, files: dict[str, list]) -> None:
+    """Best effort: a folder we cannot write to is still searched, only more slowly."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        export._write_atomic(path, json.dumps({"version": CACHE_VERSION, "files": files}, ensure_ascii=False,
+                                              separators=(",", ":")))
+    except OSError:
+        pass
 
 
 def _date(t: Transcript, path: Path) -> datetime:

@@ -20,6 +20,7 @@ from igot.cli import DEMO_VIDEO_URL, main
 from igot.export import format_clock, to_html
 from igot.library import Interview, load_interviews, normalize, parse_query, search, write_library
 from igot.pipeline import RunOptions, run
+from igot.transcript import Transcript
 from tests.test_export import make_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,7 +66,7 @@ def test_transcript_pages_have_a_stable_anchor_per_phrase(archive):
         page = iv.page.read_text(encoding="utf-8")
         ids = re.findall(r'class="phrase" id="p-(\d+)"', page)
         assert ids == [str(i) for i, p in enumerate(iv.transcript.phrases) if p.text.strip()]
-        assert to_html(iv.transcript) == page  # written again, the same anchors
+        assert to_html(Transcript.load(iv.path)) == page  # written again, the same anchors
 
 
 def test_search_is_accent_case_and_punctuation_insensitive_on_real_portuguese(archive):
@@ -142,6 +143,22 @@ def test_library_skips_other_json_and_escapes_everything(tmp_path):
     [iv] = data["interviews"]
     assert iv["name"] == t.source.title and iv["x"].split("\n") == [" ".join(p.text.split()) for p in t.phrases]
     assert iv["link"] == ["https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=", "s"]  # + the phrase's second
+
+
+def test_an_edited_or_removed_interview_is_read_again(tmp_path):
+    t = make_transcript()
+    t.save(tmp_path / "joana.json")
+    assert [h.speaker for h in search(load_interviews(tmp_path), "vamos")] == ["Ana Conceição"]
+    assert (tmp_path / ".igot" / "library-cache.json").is_file()
+    t.speakers[0].name = "Ana Souza"  # renamed by hand: the next search sees it
+    t.save(tmp_path / "joana.json")
+    assert [h.speaker for h in search(load_interviews(tmp_path), "vamos")] == ["Ana Souza"]
+    t.source.title = "Outra"
+    t.save(tmp_path / "outra.json")
+    (tmp_path / "joana.json").unlink()
+    assert [iv.name for iv in load_interviews(tmp_path)] == ["Outra"]
+    (tmp_path / ".igot" / "library-cache.json").write_text("{damaged")
+    assert [iv.name for iv in load_interviews(tmp_path)] == ["Outra"]
 
 
 # --- the command line ---------------------------------------------------------------------------
