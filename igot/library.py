@@ -55,6 +55,8 @@ def _normalize_mapped(text: str) -> tuple[str, list[int]]:
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
+        if not _MARKS.sub("", unicodedata.normalize("NFD", ch)):
+            continue  # an accent typed on its own (already decomposed): dropped, as normalize() does
         piece = normalize(ch) or " "
         for c in piece:
             if c == " " and (not out or out[-1] == " "):
@@ -510,7 +512,7 @@ function marks(text, q) {
   let out = '', where = [];
   for (let i = 0; i < text.length;) {
     const ch = String.fromCodePoint(text.codePointAt(i));
-    let piece = norm(ch) || ' ';
+    const piece = ch.normalize('NFD').replace(MARKS, '') ? (norm(ch) || ' ') : '';  // a lone accent: dropped
     for (const c of piece) {
       if (c === ' ' && (!out || out.endsWith(' '))) continue;
       out += c; where.push(i);

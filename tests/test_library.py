@@ -127,6 +127,10 @@ def test_query_rules_on_a_written_transcript(tmp_path):
     assert texts("obrigada", speaker="joana") == []
     hit = search(interviews, 'integracao "vamos"')[0]
     assert [hit.text[a:b] for a, b in hit.marks] == ["Vamos", "integração"]
+    t.phrases[1].text = unicodedata.normalize("NFD", "Começar a integração")  # accents as separate characters
+    t.save(tmp_path / "joana.json")
+    [hit] = search(load_interviews(tmp_path), "integracao")
+    assert hit.text[slice(*hit.marks[0])] == unicodedata.normalize("NFD", "integração")
     assert parse_query('«são paulo» ok “x y”') == library.Query(words=["ok"], phrases=["sao paulo", "x y"])
 
 
@@ -272,5 +276,22 @@ def test_library_page_searches_in_chromium(archive, tmp_path):
         browser.wait_event("Page.loadEventFired", mark, lambda m: m.get("sessionId") == page.session)
         assert browser.evaluate(page, "location.href") == want[index].page
         assert browser.evaluate(page, "document.querySelector(':target').textContent") == want[index].text
+
+        # Tricky text: the page and Python agree on every hit and every highlighted piece.
+        tricky = tmp_path / "tricky"
+        t = make_transcript()
+        t.phrases[1].text = unicodedata.normalize("NFD", "Vamos começar a INTEGRAÇÃO — já, já!")
+        t.phrases[3].text = "Ação/reação: 50% “ótimo” (açaí_de_manhã) São-Paulo"
+        tricky.mkdir()
+        t.save(tricky / "joana.json")
+        write_library(tricky)
+        page = browser.open((tricky / "index.html").as_uri())
+        for q in ["integracao ja", "JA", '"comecar a integracao"', "acai manha", "sao paulo", "reacao 50", "otimo",
+                  "conceicao obrigada", "bob", '"tudo bem obrigada"', "script alert"]:
+            want = search(load_interviews(tricky), q)
+            got = browser.evaluate(page, f"document.getElementById('q').value = {json.dumps(q)}; igotRun(); {HITS_JS}")
+            assert [(g["text"], g["marks"], g["who"]) for g in got] == \
+                [(h.text, [h.text[a:b] for a, b in h.marks], h.speaker) for h in want], q
+            assert want, q
     finally:
         browser.close()
