@@ -75,8 +75,9 @@ def library_command(args: argparse.Namespace) -> int:
 
     try:
         if args.command == "index":
-            path = library.write_library(args.out)
-            print(f"Library: {len(library.load_interviews(args.out))} interviews -> {path}")
+            interviews = library.load_interviews(args.out) if args.out.is_dir() else []
+            path = library.write_library(args.out, interviews)
+            print(f"Library: {len(interviews)} interviews -> {path}")
             return 0
         if not args.out.is_dir():
             raise IgotError(f"No output folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")

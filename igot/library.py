@@ -332,14 +332,15 @@ def library_html(interviews: list[Interview], folder: Path) -> str:
                        data=_script_json(page_data(interviews, folder)), script=SCRIPT, css=LIBRARY_CSS)
 
 
-def write_library(folder: Path | str) -> Path:
-    """(Re)write folder/index.html from every interview JSON in `folder`; returns its path."""
+def write_library(folder: Path | str, interviews: Optional[list[Interview]] = None) -> Path:
+    """(Re)write folder/index.html from every interview JSON in `folder` (or the `interviews`
+    already loaded from it); returns its path."""
     folder = Path(folder)
     if not folder.is_dir():
         raise IgotError(f"No output folder {folder}.", "Give the folder iGot wrote the interviews to (--out).")
     path = folder / INDEX
     try:
-        export._write_atomic(path, library_html(load_interviews(folder), folder))
+        export._write_atomic(path, library_html(load_interviews(folder) if interviews is None else interviews, folder))
     except OSError as err:
         raise IgotError(f"Could not write {path}: {err.strerror or err}.", "Check that you can write to that folder.") from err
     return path

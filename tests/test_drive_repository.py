@@ -176,3 +176,38 @@ def test_kept_interviews_are_fetched_and_searchable(tmp_path):
 def test_nothing_kept_yet_is_no_interviews(tmp_path):
     service, http = drive(reply("files-list-empty.json"))
     assert fetch_transcripts(service, RESEARCH, tmp_path / "kept") == [] and len(http.sent) == 1
+
+
+def test_notebook_search_finds_this_sessions_and_drives_interviews(tmp_path, monkeypatch, capsys):
+    from igot import colab, gdoc
+
+    here = interview()  # made in this session, no Doc yet
+    here.source.title = "Entrevista com o Caio"
+    here.source.url, here.source.kind = None, "file"
+    here.phrases[1].text = "A integração demorou."
+    (tmp_path / "igot-output").mkdir()
+    here.save(tmp_path / "igot-output" / "caio.json")
+    kept = interview()  # from an earlier session, kept in Drive with its Doc
+    kept.info["google_doc"] = DOC_URL
+    kept.source.url, kept.source.kind = None, "file"
+    kept.phrases[0].text = "Integração? Sim."
+    stale = interview()  # Drive's copy of this session's interview: the local one is searched
+    stale.source.title = "Entrevista com o Caio"
+    listing = {"files": [{"id": "1a", "name": "joana.json"}, {"id": "1b", "name": "caio.json"}]}
+    service, http = drive(reply("files-list-found.json"), ({"status": "200"}, json.dumps(listing)),
+                          ({"status": "200"}, kept.to_json()), ({"status": "200"}, stale.to_json()))
+    monkeypatch.setattr(colab, "workspace", lambda: tmp_path)
+    monkeypatch.setattr(gdoc, "credentials", lambda *a: "creds")
+    monkeypatch.setattr(gdoc, "drive_service", lambda creds: service)
+    (tmp_path / "igot-drive").mkdir()
+    (tmp_path / "igot-drive" / "deleted-from-drive.json").write_text(interview().to_json())
+
+    hits = colab.search_interviews("INTEGRACAO", RESEARCH)  # the folder by id: .igot looked up in it
+    out = capsys.readouterr().out
+    assert sorted((h.interview, h.text) for h in hits) == [
+        ("Entrevista com a Joana — São Paulo", "Integração? Sim."), ("Entrevista com o Caio", "A integração demorou.")]
+    assert out.startswith("2 phrases in 2 of 2 interviews:")
+    assert f"• Entrevista com a Joana — São Paulo · 0:00 · Ana Conceição: Integração? Sim.\n  {DOC_URL}\n" in out
+    assert "A integração demorou.\n  file://" in out and "#p-1" in out  # no video, no Doc: its local page
+    assert not (tmp_path / "igot-drive" / "deleted-from-drive.json").exists()
+    assert colab.search_interviews("  ", RESEARCH) == [] and "Type words" in capsys.readouterr().out
