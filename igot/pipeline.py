@@ -236,7 +236,7 @@ def update_library(out_dir: Path, log) -> None:
     from igot.library import write_library
 
     try:
-        write_library(out_dir)
+        log(f"Library: every interview in {out_dir}, searchable: {write_library(out_dir)}")
     except IgotError as exc:
         log(f"Warning: the interview library page was not updated: {exc}")
 
