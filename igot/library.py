@@ -359,8 +359,8 @@ h2 { font-size: .78rem; letter-spacing: .08em; text-transform: uppercase; color:
 .meta { margin: 0; color: var(--muted); font-size: .88rem; }
 .meta a { color: inherit; }
 .search { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: 1.2rem; }
-.search input { flex: 1 1 20rem; font: inherit; padding: .55rem .8rem; border: 1px solid #b8bfca; border-radius: 8px; }
-.search select { font: inherit; font-size: .9rem; padding: .4rem; border: 1px solid #b8bfca; border-radius: 8px; max-width: 14rem; }
+.search input { flex: 1 1 16rem; font: inherit; padding: .55rem .8rem; border: 1px solid #b8bfca; border-radius: 8px; }
+.search select { font: inherit; font-size: .9rem; padding: .4rem; border: 1px solid #b8bfca; border-radius: 8px; max-width: 12rem; }
 .help { color: var(--muted); font-size: .82rem; margin: .4rem 0 0; }
 #status { color: var(--muted); font-size: .9rem; margin: 1rem 0 .4rem; }
 ol.hits { list-style: none; padding: 0; margin: 0; }
