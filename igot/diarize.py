@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from igot.audio import SAMPLE_RATE, pieces, read_window
 from igot.errors import IgotError
+from igot.fbank import window_features
 from igot.devices import pick_device
 from igot.transcript import SpeakerTurn
 
@@ -67,14 +68,16 @@ def _voices(diarizer: Any, audio_path: Path, start: float, end: float, embed: bo
     windows over them and a voice embedding per window, in the recording's time."""
     with tempfile.TemporaryDirectory(prefix="igot-piece-") as folder:
         piece = Path(folder) / "piece.wav"
+        pcm = (np.clip(read_window(audio_path, start, end), -1, 1) * 32767).astype("<i2")
         with wave.open(str(piece), "wb") as w:
             w.setnchannels(1), w.setsampwidth(2), w.setframerate(SAMPLE_RATE)
-            w.writeframes((np.clip(read_window(audio_path, start, end), -1, 1) * 32767).astype("<i2").tobytes())
+            w.writeframes(pcm.tobytes())
         speech = diarizer._perform_vad(str(piece))
         if not speech or not embed:
             return [(start + float(a), start + float(b)) for a, b in speech or []], [], []
         windows = diarizer._generate_subsegments(speech, None)
-        feats, frames, offsets, dim = diarizer._extract_fbank_features(str(piece), windows)
+        # Our features, not senko's C++ library: its wheel crashes on CPUs without AVX-512.
+        feats, frames, offsets, dim = window_features(pcm.astype(np.float32) / 32768, windows)
         vectors = np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
     shifted = [(start + float(a), start + float(b)) for a, b in windows]
     return [(start + float(a), start + float(b)) for a, b in speech], shifted, [vectors]
