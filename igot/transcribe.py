@@ -252,8 +252,21 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
         segments, info = batched.transcribe(audio, batch_size=batch_size, **options)
         phrases = _collect(segments, bar, duration)
         language = language or info.language
-        # Whisper sometimes stops decoding a chunk early and the rest of that chunk is lost
-        # (faster-whisper issue #1179): decode the speech no word covers once more, alone.
+        # Batched decoding is text only (no timestamp tokens, no fallback to higher temperatures,
+        # no previous text), and Whisper then sometimes stops a 30 s chunk early and the rest of
+        # it is lost (faster-whisper issue #1179); the words left are then timed by alignment
+        # against the whole chunk, so they drift into the lost speech. A chunk with speech that no
+        # word covers is decoded again, whole, the careful way (sequentially, as faster-whisper's
+        # own transcribe does), and that version is kept if it leaves less speech out. Both ways
+        # can drop speech: what neither covers is decoded once more, alone.
+        for start, end in chunks_with_holes(audio, phrases):
+            redone, _ = wm.model.transcribe(audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], vad_filter=True,
+                                            **{**options, "language": language})
+            others = [p for p in phrases if not start <= (p.start + p.end) / 2 < end]
+            redone = sorted(others + [_shifted(p, start, end) for p in _collect(redone, None, end - start)],
+                            key=lambda p: p.start)
+            if _left_out(audio, redone, start, end) <= _left_out(audio, phrases, start, end):
+                phrases = redone
         holes = untranscribed_speech(audio, phrases)
         if holes:
             more, _ = batched.transcribe(audio, batch_size=batch_size, clip_timestamps=holes,
@@ -262,7 +275,36 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
     return phrases, language
 
 
-def untranscribed_speech(audio: np.ndarray, phrases: list[Phrase], min_length: float = 1.5) -> list[dict]:
+def batch_chunks(audio: np.ndarray) -> list[tuple[float, float]]:
+    """The stretches (start, end in seconds) that BatchedInferencePipeline decodes as one 30 s
+    window: speech found by its VAD settings, gathered up to 30 s."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    chunks: list[list[float]] = []
+    speech = 0.0  # in the last chunk (its silences are cut out before decoding)
+    for region in get_speech_timestamps(audio, VadOptions(max_speech_duration_s=30, min_silence_duration_ms=160)):
+        start, end = region["start"] / SAMPLE_RATE, region["end"] / SAMPLE_RATE
+        if chunks and speech + end - start <= 30:
+            chunks[-1][1], speech = end, speech + end - start
+        else:
+            chunks.append([start, end])
+            speech = end - start
+    return [(a, b) for a, b in chunks]
+
+
+def chunks_with_holes(audio: np.ndarray, phrases: list[Phrase]) -> list[tuple[float, float]]:
+    """The batch chunks holding speech that no word covers (see `untranscribed_speech`)."""
+    holes = untranscribed_speech(audio, phrases)
+    return [(a, b) for a, b in batch_chunks(audio) if any(h["start"] < b and h["end"] > a for h in holes)]
+
+
+def _left_out(audio: np.ndarray, phrases: list[Phrase], start: float, end: float) -> float:
+    """Seconds of speech between start and end that no word covers."""
+    holes = untranscribed_speech(audio, phrases)
+    return sum(min(h["end"], end) - max(h["start"], start) for h in holes if h["start"] < end and h["end"] > start)
+
+
+def untranscribed_speech(audio: np.ndarray, phrases: list[Phrase], min_length: float = 1.0) -> list[dict]:
     """Stretches of speech (per VAD) at least `min_length` seconds long with no word in them."""
     from faster_whisper.vad import VadOptions, get_speech_timestamps
 
