@@ -2,11 +2,13 @@
 
 Randomly initialised models of the real shapes are saved the way downloads are (Whisper
 large-v3 in transformers' format, wav2vec2 large for word timing, an XLM-R base token
-classifier like kredor/punctuate-all, NeMo Sortformer from its published config as a .nemo),
-then `igot.pipeline.run` transcribes an hour of speech (a spliced recording tiled to length)
-through every stage, loading each model itself and freeing it before the next, as a user's
-run does. Whisper decodes exactly --tokens tokens per 30 s window (about 3 a second, what real
-speech gives), so random weights neither stop early nor run away. Prints one row per stage with
+classifier like kredor/punctuate-all, NeMo Sortformer from its published config as a .nemo, the
+summary's Gemma 3 1B), then `igot.pipeline.run` does what a default run does to an hour of speech
+(a spliced recording tiled to length), every stage, summary included at its production settings,
+loading each model itself and freeing it before the next, as a user's run does. Whisper decodes
+exactly --tokens tokens per 30 s window (about 3 a second, what real speech gives), each one a
+word, so the later stages see a real hour's ~9,000 words. The random summary model never stops
+early: every row writes its full MAX_NEW_TOKENS (the worst case). Prints one row per stage with
 its time (model loading included) and peak GPU memory, then openai-whisper side by side.
 
     python benchmarks/gpu_pipeline.py --audio speech.wav --tokenizer DIR [--minutes 60]
@@ -19,6 +21,7 @@ imports it) and, for the side-by-side row, openai-whisper.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -28,12 +31,18 @@ from pathlib import Path
 
 import torch
 
+# No model hub on a benchmark machine: every model is built here, and a download attempt (the
+# summary model's, say) must fail at once instead of retrying for ~23 s inside a stage's time.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from igot.audio import SAMPLE_RATE  # noqa: E402
 from igot.pipeline import Models, RunOptions, run, work_dir_for  # noqa: E402
-from tests.tiny_models import SENTENCES, TINY, save_random_whisper, whisper_tokenizer  # noqa: E402
+from igot.summarize import MAX_NEW_TOKENS  # noqa: E402
+from tests.long_transcript import long_interview  # noqa: E402
+from tests.tiny_models import (SENTENCES, TINY, gemma3_config, gemma_tokenizer, save_random_whisper,  # noqa: E402
+                               whisper_tokenizer)
 
 
 def tile(source: Path, target: Path, seconds: float) -> None:
@@ -72,6 +81,33 @@ def save_punctuator(folder: Path, tiny: bool) -> None:
     XLMRobertaForTokenClassification(config).save_pretrained(folder)
 
 
+def save_summary_model(folder: Path, tiny: bool) -> None:
+    """google/gemma-3-1b-it's shape with random weights, saved in float32 as the download is, and
+    a BPE trained on a generated interview (1.66 tokens a word, like Gemma's on Portuguese)."""
+    from transformers import Gemma3ForCausalLM
+
+    tokenizer = gemma_tokenizer([p.text for p in long_interview(0.5).phrases])
+    torch.manual_seed(0)
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+        model = Gemma3ForCausalLM(gemma3_config(len(tokenizer) if tiny else 262144, tiny=tiny))
+    tokenizer.save_pretrained(folder)
+    model.save_pretrained(folder)
+    del model
+
+
+def words_only(folder: Path) -> None:
+    """Whisper may write only tokens that start a word (a space first): random weights otherwise
+    write ~800 words an hour, and real speech is ~9,000 (150 a minute), which the later stages
+    pay for. With --tokens 90 a 30 s window holds about 75-90 words."""
+    from transformers import GenerationConfig, WhisperTokenizer
+
+    tokenizer = WhisperTokenizer.from_pretrained(folder)
+    config = GenerationConfig.from_pretrained(folder)
+    text = [i for t, i in tokenizer.get_vocab().items() if i < tokenizer.convert_tokens_to_ids("<|endoftext|>")]
+    config.suppress_tokens = sorted(i for i in text if not tokenizer.convert_ids_to_tokens(i).startswith("Ġ"))
+    config.save_pretrained(folder)
+
+
 def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisper_shape: str) -> dict[str, str]:
     import align_gpu
     import sortformer_gpu
@@ -81,7 +117,9 @@ def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisp
     shape = dict(TINY, mel_bins=128) if tiny else SHAPES[whisper_shape]
     tokenizer = whisper_tokenizer(tokenizer_dir, work / "tokenizer", vocab_size=51866)
     whisper = save_random_whisper(work / "whisper", tokenizer, **shape, max_new_tokens=tokens, min_new_tokens=tokens)
+    words_only(whisper)
     save_punctuator(work / "punctuator", tiny)
+    save_summary_model(work / "summary", tiny)
     if tiny:
         from tests.tiny_models import save_tiny_sortformer, save_tiny_wav2vec2
 
@@ -93,13 +131,13 @@ def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisp
         sortformer_gpu.build_model(work / "sortformer.nemo")
     print(f"models built and saved in {time.perf_counter() - started:.0f} s", flush=True)
     return dict(model=str(whisper), align_model=str(work / "aligner"), punctuation_model=str(work / "punctuator"),
-                diarizer_model=str(work / "sortformer.nemo"))
+                diarizer_model=str(work / "sortformer.nemo"), llm_model=str(work / "summary"))
 
 
 class StageMeter:
     """The pipeline says when each stage starts (its log lines): time and GPU peak per stage."""
 
-    STAGES = ("Transcription:", "Word timing:", "Punctuation:", "Speakers:")
+    STAGES = ("Transcription:", "Word timing:", "Punctuation:", "Speakers:", "Summary:")
 
     def __init__(self):
         self.rows: list[dict] = []
@@ -158,8 +196,10 @@ def main() -> None:
         total = time.perf_counter() - started
         meter.close()
         t = result.transcript
+        summary = t.info.get("summary", {})
         print(f"\nWhisper {args.whisper}, {args.minutes:g} min of audio: {len(t.words)} words, {len(t.phrases)} phrases, "
-              f"{len(t.speakers)} speakers")
+              f"{len(t.speakers)} speakers; summary: {summary.get('chunks')} chunks, {summary.get('generate_calls')} "
+              f"generate calls of {MAX_NEW_TOKENS} new tokens each row (random weights never stop early: the worst case)")
         print("\n| stage | seconds (loading included) | peak GPU GiB |\n|---|---|---|")
         for row in meter.rows:
             print(f"| {row['stage']} | {row['seconds']:.1f} | {row['peak_gib']:.2f} |")

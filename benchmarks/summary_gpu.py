@@ -31,7 +31,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from igot.summarize import LLM, MAX_CONTEXT, render, summarize, transcript_pieces  # noqa: E402
+from igot.summarize import BATCH, LLM, MAX_CONTEXT, MAX_NEW_TOKENS, render, summarize, transcript_pieces  # noqa: E402
 from tests.long_transcript import long_interview  # noqa: E402
 
 # Gemma 3's chat template, as its tokenizer_config.json has it for a user turn (no system turn).
@@ -89,7 +89,7 @@ def save_gemma_tokenizer(folder: Path) -> None:
     print(f"Saved Gemma 3's tokenizer to {folder}")
 
 
-def run(t, tokenizer, dtype: torch.dtype, device: str, context: int, max_new_tokens: int, tiny: bool) -> dict:
+def run(t, tokenizer, dtype: torch.dtype, device: str, context: int, max_new_tokens: int, tiny: bool, batch: int) -> dict:
     from transformers import Gemma3ForCausalLM
 
     eos = [tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids("<end_of_turn>")]
@@ -110,7 +110,7 @@ def run(t, tokenizer, dtype: torch.dtype, device: str, context: int, max_new_tok
     # The first generate in a process loads CUDA kernels (tens of seconds on an H100): not the stage's time.
     llm.generate("Warm-up.", 8)
     started = time.perf_counter()
-    out = summarize(t, llm, max_new_tokens=max_new_tokens, max_context=context)
+    out = summarize(t, llm, max_new_tokens=max_new_tokens, max_context=context, batch=batch)
     if device == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - started
@@ -118,7 +118,7 @@ def run(t, tokenizer, dtype: torch.dtype, device: str, context: int, max_new_tok
     info = out.info["summary"]
     llm.close()
     del model
-    return dict(precision=str(dtype).removeprefix("torch."), params=params, context=info["context"],
+    return dict(precision=str(dtype).removeprefix("torch."), params=params, context=info["context"], batch=batch,
                 chunks=info["chunks"], calls=info["generate_calls"], seconds=seconds, peak=peak)
 
 
@@ -127,7 +127,8 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--dtypes", default="float32,bfloat16")
     parser.add_argument("--contexts", default=str(MAX_CONTEXT), help="max_context values, comma-separated")
-    parser.add_argument("--max-new-tokens", type=int, default=256)
+    parser.add_argument("--max-new-tokens", type=int, default=MAX_NEW_TOKENS)
+    parser.add_argument("--batches", default=str(BATCH), help="chunks per generate call, comma-separated (1: before)")
     parser.add_argument("--tokenizer", type=Path, help="a saved tokenizer folder (see --save-tokenizer)")
     parser.add_argument("--save-tokenizer", type=Path, help="save Gemma 3's tokenizer here and stop")
     parser.add_argument("--tiny", action="store_true", help="a few-MB model of the same layer pattern")
@@ -156,15 +157,17 @@ def main() -> None:
     rows = []
     for context in [int(c) for c in args.contexts.split(",")]:
         for name in args.dtypes.split(","):
-            rows.append(run(t, tokenizer, getattr(torch, name), args.device, context, args.max_new_tokens, args.tiny))
-            r = rows[-1]
-            print(f"  {r['precision']}, context {r['context']}: {r['seconds']:.1f} s, peak {_gib(r['peak'])}", flush=True)
+            for batch in [int(b) for b in args.batches.split(",")]:
+                rows.append(run(t, tokenizer, getattr(torch, name), args.device, context, args.max_new_tokens, args.tiny, batch))
+                r = rows[-1]
+                print(f"  {r['precision']}, context {r['context']}, batch {batch}: {r['seconds']:.1f} s, "
+                      f"{r['calls']} generate calls, peak {_gib(r['peak'])}", flush=True)
 
     print(f"\nmodel: {rows[0]['params'] / 1e9:.2f}B parameters, Gemma 3 1B's shape{' (tiny)' if args.tiny else ''}")
-    print("| precision | context per chunk | chunks | generate calls | seconds | peak GPU memory |")
-    print("|---|---|---|---|---|---|")
+    print("| precision | context per chunk | chunks | chunks a call | generate calls | seconds | peak GPU memory |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['precision']} | {r['context']} | {r['chunks']} | {r['calls']} | {r['seconds']:.1f} | {_gib(r['peak'])} |")
+        print(f"| {r['precision']} | {r['context']} | {r['chunks']} | {r['batch']} | {r['calls']} | {r['seconds']:.1f} | {_gib(r['peak'])} |")
 
 
 def _gib(value: float) -> str:

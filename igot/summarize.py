@@ -33,13 +33,16 @@ from igot.transcript import Citation, SummaryPoint, Transcript
 
 # Instruction-tuned, 32k context, 4 GB in float32: the largest Gemma 3 a free T4 runs (it needs
 # float32). Google trained the 1B mainly on English; gemma-3-4b-it (140 languages) needs 16 GB in
-# float32, so it is for GPUs with bfloat16 (L4, A100). Gated on Hugging Face: accept the licence once.
+# float32, so it is for larger GPUs (L4, A100). Gated on Hugging Face: accept the licence once.
 DEFAULT_LLM = "google/gemma-3-1b-it"
 # Tokens per call. Small models lose the thread in longer inputs, and memory grows faster than
 # the prompt: Gemma 3 1B in float32 peaks at 6.2 GB with 8192 tokens, 19 GB with a whole hour
 # (19k tokens) at once, more than a T4 has (benchmarks/summary_gpu.py, H100).
 MAX_CONTEXT = 8192
 MAX_NEW_TOKENS = 768  # room for about 15 bullets with their times
+# Chunks summarised together in one generate call: a one-hour interview is 3-4 chunks, so its map
+# step is one decode loop. Four rows of 8192 tokens fit a T4 beside Gemma 3 1B in float32.
+BATCH = 4
 TIME_TOLERANCE = 3.0  # seconds a cited time may fall before a phrase start (times are floored, models round)
 QUOTE_MATCH = 0.8  # share of a quote's words found in order: Whisper's spelling, dropped fillers
 
@@ -114,19 +117,34 @@ class LLM:
 
     def generate(self, prompt: str, max_new_tokens: int) -> str:
         """The model's answer to `prompt`, greedy: the same transcript gives the same summary."""
+        return self.generate_many([prompt], max_new_tokens)[0]
+
+    def generate_many(self, prompts: list[str], max_new_tokens: int) -> list[str]:
+        """The answers to independent prompts, decoded together: one step loop for all of them
+        instead of one per prompt (a decode step costs about the same for 1 or 4 rows on a GPU).
+        Shorter prompts are padded on the left and masked, so each answer is the one it gets alone."""
         import torch
         from transformers import GenerationConfig
 
-        ids = torch.tensor([self.prompt_ids(prompt)], device=self.model.device)
         defaults = self.model.generation_config
+        eos = defaults.eos_token_id
+        stops = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         pad = defaults.pad_token_id if defaults.pad_token_id is not None else self.tokenizer.pad_token_id
-        config = GenerationConfig(
-            max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=defaults.eos_token_id,
-            bos_token_id=defaults.bos_token_id, pad_token_id=pad if pad is not None else defaults.eos_token_id,
-        )
-        with torch.inference_mode():
-            out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config)
-        return self.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True).strip()
+        pad = pad if pad is not None else min(stops, default=0)
+        rows = [self.prompt_ids(p) for p in prompts]
+        width = max(len(r) for r in rows)
+        device = self.model.device
+        ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=device)
+        mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device)
+        config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=eos,
+                                  bos_token_id=defaults.bos_token_id, pad_token_id=pad)
+        with torch.inference_mode(), attention_kernels(device):
+            out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+        answers = []
+        for row in out[:, width:].tolist():
+            end = next((i for i, token in enumerate(row) if token in stops), len(row))  # then only padding
+            answers.append(self.tokenizer.decode(row[:end], skip_special_tokens=True).strip())
+        return answers
 
     def close(self) -> None:
         """Free the model's memory now, so the next stage has the GPU to itself."""
@@ -134,16 +152,35 @@ class LLM:
         free_memory()
 
 
-def pick_dtype(device: str) -> Any:
-    """bfloat16 where the GPU computes in it, float32 elsewhere.
+@contextmanager
+def attention_kernels(device: Any) -> Iterator[None]:
+    """Generation without cuDNN's attention kernel. PyTorch picks it for bfloat16 on Hopper GPUs,
+    and it builds a new execution plan for every key length it has not seen: with a growing KV
+    cache that is every decode step, ~100 ms each (Gemma 3 1B on an H100: 155 ms a token instead
+    of 57 once the lengths were seen; benchmarks/summary_decode.py)."""
+    import torch
 
-    A T4 (compute capability 7.5) only emulates bfloat16 (torch.cuda.is_bf16_supported() says
-    True there all the same), and Gemma 3 in float16 overflows into empty answers: float32 it is.
+    if not str(device).startswith("cuda"):
+        yield
+        return
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        yield
+
+
+def pick_dtype(device: str) -> Any:
+    """float32, on every device.
+
+    A T4 (compute capability 7.5) only emulates bfloat16, and Gemma 3 in float16 overflows into
+    empty answers. On GPUs that do compute in bfloat16 (A100, L4, H100) float32 is still the
+    faster choice for a 1B model: its decode steps are bound by launching kernels, not by reading
+    the weights, and bfloat16 adds casts and slower attention paths; on an H100, 27 ms a token in
+    float32 against 74-155 ms in bfloat16 (benchmarks/summary_decode.py). 4 GB of weights fit
+    any of them. Pass dtype= to load_llm for another choice (a larger model in bfloat16).
     """
     import torch
 
-    if device.startswith("cuda") and torch.cuda.get_device_capability(device)[0] >= 8:
-        return torch.bfloat16
     return torch.float32
 
 
@@ -369,13 +406,15 @@ def summarize(
     max_context: Optional[int] = MAX_CONTEXT,
     merge_prompt: str = MERGE_PROMPT,
     progress: bool = False,
+    batch: int = BATCH,
 ) -> Transcript:
     """t with its summary (t.summary): bullets whose cited times are checked and linked, whose
     quotes are looked up; t.info["summary"] says how (model, context, chunks, calls, seconds).
 
     The transcript goes in whole when it fits `max_context` tokens (or the model's own context,
     if smaller) with the prompt and an answer of `max_new_tokens`; else in chunks cut between
-    phrases, whose summaries the model then merges with `merge_prompt`."""
+    phrases, whose summaries the model then merges with `merge_prompt`. Up to `batch` chunks are
+    summarised together in one generate call (the same answers as one by one, in less time)."""
     check_prompt(prompt)
     if "{summaries}" not in merge_prompt:
         raise IgotError("The merge prompt has no {summaries} placeholder.", "Write {summaries} where the partial summaries go.")
@@ -395,25 +434,28 @@ def summarize(
     bar = tqdm(total=len(chunks), desc="Summary", unit="call", disable=not progress)
     calls = 0
 
-    def ask(text: str) -> str:
+    def ask(texts: list[str]) -> list[str]:
+        """Independent prompts, `batch` at a time in one generate call each."""
         nonlocal calls
-        calls += 1
-        answer = llm.generate(text, max_new_tokens)
-        bar.update(1)
-        return answer
+        answers: list[str] = []
+        for i in range(0, len(texts), max(1, batch)):
+            calls += 1
+            answers += llm.generate_many(texts[i:i + max(1, batch)], max_new_tokens)
+            bar.update(len(texts[i:i + max(1, batch)]))
+        return answers
 
-    parts = [Part(chunk[0].start, t.phrases[chunk[-1].phrase].end, ask(fill_prompt(prompt, t, render(t, chunk))))
-             for chunk in chunks]
+    answers = ask([fill_prompt(prompt, t, render(t, chunk)) for chunk in chunks])
+    parts = [Part(chunk[0].start, t.phrases[chunk[-1].phrase].end, answer) for chunk, answer in zip(chunks, answers)]
     answer = merge(t, parts, llm, merge_prompt, limit, max_new_tokens, ask, bar)
     bar.close()
     points = check_points(t, parse_bullets(answer))
     info = {**t.info, "summary": {"model": llm.name, "context": context, "chunks": len(chunks),
-                                  "generate_calls": calls, "seconds": round(time.perf_counter() - started, 2)}}
+                                  "generate_calls": calls, "batch": batch, "seconds": round(time.perf_counter() - started, 2)}}
     return replace(t, summary=points, info=info)
 
 
 def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: int, max_new_tokens: int,
-          ask: Callable[[str], str], bar: Any = None) -> str:
+          ask: Callable[[list[str]], list[str]], bar: Any = None) -> str:
     """One summary from the partial ones: merged by the model, group by group, until one is left."""
     budget = merge_budget(t, llm, merge_prompt, limit, max_new_tokens) if len(parts) > 1 else 0
     while len(parts) > 1:
@@ -424,9 +466,9 @@ def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: 
         if bar is not None:
             bar.total += sum(len(g) > 1 for g in groups)
             bar.refresh()
-        parts = [group[0] if len(group) == 1 else  # a last one left alone waits for the next round
-                 Part(group[0].start, group[-1].end, ask(fill_prompt(merge_prompt, t, _merge_text(group), "{summaries}")))
-                 for group in groups]
+        # The groups of a round are independent: asked together. A last one left alone waits for the next round.
+        merged = iter(ask([fill_prompt(merge_prompt, t, _merge_text(g), "{summaries}") for g in groups if len(g) > 1]))
+        parts = [group[0] if len(group) == 1 else Part(group[0].start, group[-1].end, next(merged)) for group in groups]
     return parts[0].text
 
 

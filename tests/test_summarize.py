@@ -41,6 +41,7 @@ from igot.summarize import (
 )
 from igot.transcript import Citation, Phrase, Source, Speaker, Transcript
 from tests.long_transcript import long_interview
+from tests.tiny_models import save_tiny_gemma3
 
 VIDEO = "https://www.youtube.com/watch?v=abc123defgh"
 
@@ -137,21 +138,26 @@ def test_long_interview_in_chunks_each_seen_once_then_merged_recursively(smol: L
     prompt = "Summarise this part of an interview in {language}, as bullets that end with their [times]:\n\n{transcript}"
     context, answer_tokens = 256, 8
     calls: list[tuple[str, str]] = []
-    generate = smol.generate
+    generate_calls = 0
+    generate_many = smol.generate_many
 
-    def recording(text: str, max_new_tokens: int) -> str:
-        answer = generate(text, max_new_tokens)
-        calls.append((text, answer))
-        return answer
+    def recording(texts: list[str], max_new_tokens: int) -> list[str]:
+        nonlocal generate_calls
+        generate_calls += 1
+        answers = generate_many(texts, max_new_tokens)
+        calls.extend(zip(texts, answers))
+        return answers
 
-    monkeypatch.setattr(smol, "generate", recording)  # our own method, wrapped; transformers runs as is
-    out = summarize(t, smol, prompt=prompt, max_new_tokens=answer_tokens, max_context=context)
+    monkeypatch.setattr(smol, "generate_many", recording)  # our own method, wrapped; transformers runs as is
+    out = summarize(t, smol, prompt=prompt, max_new_tokens=answer_tokens, max_context=context, batch=4)
 
     info = out.info["summary"]
     head = fill_prompt(prompt, t, "")
     maps = [text for text, _ in calls if text.startswith(head)]
     merges = [(text, answer) for text, answer in calls if text.startswith(MERGE_PROMPT.split("{name}")[0])]
-    assert info["chunks"] == len(maps) >= 6 and info["generate_calls"] == len(calls) == len(maps) + len(merges)
+    assert info["chunks"] == len(maps) >= 6 and len(calls) == len(maps) + len(merges)
+    # The map step goes 4 chunks to a generate call, each merge round in as few calls.
+    assert info["generate_calls"] == generate_calls < len(calls) and generate_calls >= math.ceil(len(maps) / 4) + 1
     assert info["context"] == context
     # Every phrase whole, once, in order: chunks are cut between phrases and nothing is dropped.
     names = [s.name for s in t.speakers]
@@ -167,6 +173,74 @@ def test_long_interview_in_chunks_each_seen_once_then_merged_recursively(smol: L
     assert any(answer.strip() and answer.strip() in text for text, _ in merges for _, answer in merges[:-1])
     assert all(len(smol.prompt_ids(text)) + answer_tokens <= context for text, _ in calls)
     assert calls[-1] == merges[-1] and out.summary == check_points(t, parse_bullets(merges[-1][1]))
+
+
+# --- batching: many chunks in one generate call say what each says alone --------------------
+@pytest.fixture(scope="module")
+def tiny_gemma(tmp_path_factory) -> LLM:
+    """A tiny random Gemma 3 (sliding window of 32 tokens, shorter than the prompts) saved with
+    save_pretrained, loaded the way a downloaded folder is."""
+    t = long_interview(0.05, 3, seed=4)
+    folder = save_tiny_gemma3(tmp_path_factory.mktemp("gemma") / "tiny-gemma3", [p.text for p in t.phrases])
+    return load_llm(str(folder), device="cpu")
+
+
+def alone(llm: LLM, prompt: str, max_new_tokens: int) -> list[int]:
+    """transformers' own greedy decoding of one unpadded prompt: the reference."""
+    import torch
+
+    ids = torch.tensor([llm.prompt_ids(prompt)])
+    with torch.inference_mode():
+        out = llm.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
+                                 do_sample=False, pad_token_id=0)
+    return out[0, ids.shape[1]:].tolist()
+
+
+def test_chunks_batched_in_one_generate_get_their_one_at_a_time_answers(tiny_gemma: LLM):
+    llm = tiny_gemma
+    assert llm.chat and llm.model.config.model_type == "gemma3_text" and llm.model.dtype == torch_float32()
+    t = long_interview(0.05, 3, seed=4)
+    pieces = transcript_pieces(t)
+    # Prompts of very different lengths (much padding for the short ones), all past the sliding window.
+    prompts = [fill_prompt("Summarise in {language}:\n{transcript}", t, render(t, pieces[a:b]))
+               for a, b in [(0, 4), (4, 20), (20, 26), (26, 40)]]
+    lengths = [len(llm.prompt_ids(p)) for p in prompts]
+    assert min(lengths) > 4 * llm.model.config.sliding_window and max(lengths) > 4 * min(lengths)
+    new = 24
+    # A token that only the first answer writes, not at once, becomes an end token: that row
+    # stops early while the others go on, as rows of a real batch do.
+    first, *others = [alone(llm, p, new) for p in prompts]
+    stop = next(tok for i, tok in enumerate(first) if i >= 3 and tok not in first[:i] and all(tok not in r for r in others))
+    llm.model.generation_config.eos_token_id = [1, 4, stop]
+    try:
+        reference = [alone(llm, p, new) for p in prompts]
+        batched = llm.generate_many(prompts, new)
+        one_by_one = [llm.generate(p, new) for p in prompts]
+    finally:
+        llm.model.generation_config.eos_token_id = [1, 4]
+    ends = [next((i for i, tok in enumerate(r) if tok in (1, 4, stop)), len(r)) for r in reference]
+    assert 3 <= ends[0] < new and ends[1:] == [new] * 3  # one row ended early, the others wrote all their tokens
+    expected = [llm.tokenizer.decode(r[:end], skip_special_tokens=True).strip() for r, end in zip(reference, ends)]
+    assert len(set(expected)) == len(prompts) and all(expected)  # different answers: a mix-up would show
+    assert batched == expected
+    assert one_by_one == expected
+
+
+def torch_float32():
+    import torch
+
+    return torch.float32
+
+
+def test_batched_summary_is_the_one_by_one_summary_in_fewer_calls(tiny_gemma: LLM):
+    t = long_interview(0.05, 3, seed=4)
+    prompt = "Summarise in {language}:\n{transcript}"
+    runs = {b: summarize(t, tiny_gemma, prompt=prompt, max_new_tokens=12, max_context=320, batch=b,
+                         merge_prompt="Merge:\n{summaries}") for b in (1, 4)}
+    one, four = runs[1].info["summary"], runs[4].info["summary"]
+    assert one["chunks"] == four["chunks"] >= 5
+    assert four["generate_calls"] < one["generate_calls"]
+    assert runs[4].summary == runs[1].summary
 
 
 def test_a_phrase_longer_than_a_chunk_is_cut_between_words_not_dropped(smol: LLM):

@@ -185,3 +185,58 @@ def save_random_whisper(folder: Path, tokenizer, *, d_model, encoder_layers, dec
     )
     model.save_pretrained(folder)
     return folder
+
+
+# --- Gemma 3 (the summary's model family) ------------------------------------------------------
+GEMMA_CHAT_TEMPLATE = (  # Gemma 3 -it's chat template for user turns, as its tokenizer_config.json has it
+    "{{ bos_token }}{% for message in messages %}"
+    "{{ '<start_of_turn>' + ('model' if message['role'] == 'assistant' else 'user') + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}"
+)
+
+
+def gemma_tokenizer(texts: list[str], vocab_size: int = 1000):
+    """A byte-level BPE trained on `texts`, with Gemma's special tokens and chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                  special_tokens=["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    backend.train_from_iterator(texts, trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>")
+    tokenizer.chat_template = GEMMA_CHAT_TEMPLATE
+    return tokenizer
+
+
+def gemma3_config(vocab_size: int, tiny: bool = True, **extra):
+    """google/gemma-3-1b-it's config.json (5 sliding-window layers to 1 global); tiny: the same
+    layer pattern at toy width, with a sliding window short enough for test prompts to pass it."""
+    from transformers import Gemma3TextConfig
+
+    shape = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=6, num_attention_heads=4,
+                 num_key_value_heads=1, head_dim=16, query_pre_attn_scalar=16, sliding_window=32) if tiny else \
+        dict(hidden_size=1152, intermediate_size=6912, num_hidden_layers=26, num_attention_heads=4,
+             num_key_value_heads=1, head_dim=256, query_pre_attn_scalar=256, sliding_window=512)
+    return Gemma3TextConfig(
+        vocab_size=vocab_size, max_position_embeddings=32768, rms_norm_eps=1e-6, hidden_activation="gelu_pytorch_tanh",
+        attn_logit_softcapping=None, final_logit_softcapping=None, bos_token_id=2, eos_token_id=[1, 4], pad_token_id=0,
+        tie_word_embeddings=True, **{**shape, **extra},
+    )
+
+
+def save_tiny_gemma3(folder: Path, texts: list[str] = SENTENCES, **config) -> Path:
+    """A tiny random Gemma3ForCausalLM with a chat template, as save_pretrained writes it."""
+    import torch
+    from transformers import Gemma3ForCausalLM
+
+    tokenizer = gemma_tokenizer(texts, vocab_size=400)
+    torch.manual_seed(0)
+    model = Gemma3ForCausalLM(gemma3_config(len(tokenizer), **config))
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(folder)
+    model.save_pretrained(folder)
+    return folder
