@@ -43,18 +43,25 @@ def speaker_of(turns: Sequence[SpeakerTurn], time: float) -> str | None:
 
 def attribution_accuracy(words: Sequence[Word], truth: Sequence[SpeakerTurn]) -> float:
     """Share of transcribed words whose speaker matches the true speaker at the word's middle,
-    after a one-to-one mapping of found to true speakers (largest agreements first), so
-    splitting one person into two is an error, not a free pass."""
+    after the best one-to-one mapping of found to true speakers, so splitting one person into
+    two is an error, not a free pass."""
     pairs = [(w.speaker, speaker_of(truth, (w.start + w.end) / 2)) for w in words]
-    pairs = [(found, true) for found, true in pairs if true is not None]
-    if not pairs:
+    return right_speaker_share([found for found, true in pairs if true is not None],
+                               [true for _, true in pairs if true is not None])
+
+
+def right_speaker_share(found: Sequence[Optional[str]], true: Sequence[str]) -> float:
+    """Share of words whose found speaker is their true one, under the one-to-one mapping of
+    found to true speakers that gets the most words right (Hungarian algorithm)."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not true:
         return 0.0
-    votes = Counter(pairs)
-    mapping: dict[str | None, str] = {}
-    for (found, true), _ in votes.most_common():
-        if found not in mapping and true not in mapping.values():
-            mapping[found] = true
-    return sum(mapping.get(found) == true for found, true in pairs) / len(pairs)
+    votes = Counter(zip(found, true))
+    found_ids, true_ids = sorted({f for f, _ in votes}, key=str), sorted(set(true))
+    table = np.array([[votes[(f, t)] for t in true_ids] for f in found_ids], dtype=float)
+    rows, cols = linear_sum_assignment(-table)
+    return float(table[rows, cols].sum() / len(true))
 
 
 def read_rttm(path) -> list[SpeakerTurn]:
