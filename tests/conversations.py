@@ -35,7 +35,7 @@ ENGLISH = {
 }
 PORTUGUESE = {f"lapsbm{n}": [f"falabrasil_pt/LapsBM_{n}.flac"] for n in ("0240", "0385", "0415", "0475", "0618")}
 PORTUGUESE["ufpalign"] = ["falabrasil_pt/ufpalign_falabrasil.flac"]
-MIN_VOICE_WORDS = 12
+MIN_VOICE_WORDS = 6
 SPEECH_LEVEL = 0.05  # every voice is brought to this RMS, as an auto-gain phone or meeting app would
 
 
@@ -92,7 +92,7 @@ def find_voices(whisper_model, language: str, work: Path) -> list[Voice]:
             if voice not in voices:
                 voices.append(voice)
             voice.utterances.append(Utterance(_level(audio[a:b]), inside))
-    # A voice needs a few sentences of its own (the shortest picovoice turn is one short phrase).
+    # A voice needs a sentence of its own (the shortest picovoice turn is one short phrase).
     return [v for v in voices if sum(len(u.words) for u in v.utterances) >= MIN_VOICE_WORDS]
 
 
