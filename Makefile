@@ -15,3 +15,4 @@ test: setup
 
 benchmark: setup
 	$(PYTHON) benchmarks/pipeline_speed.py
+	$(PYTHON) benchmarks/speakers_accuracy.py

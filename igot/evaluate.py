@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
 
 from igot.transcript import SpeakerTurn, Word
 
@@ -40,18 +43,25 @@ def speaker_of(turns: Sequence[SpeakerTurn], time: float) -> str | None:
 
 def attribution_accuracy(words: Sequence[Word], truth: Sequence[SpeakerTurn]) -> float:
     """Share of transcribed words whose speaker matches the true speaker at the word's middle,
-    after a one-to-one mapping of found to true speakers (largest agreements first), so
-    splitting one person into two is an error, not a free pass."""
+    after the best one-to-one mapping of found to true speakers, so splitting one person into
+    two is an error, not a free pass."""
     pairs = [(w.speaker, speaker_of(truth, (w.start + w.end) / 2)) for w in words]
-    pairs = [(found, true) for found, true in pairs if true is not None]
-    if not pairs:
+    return right_speaker_share([found for found, true in pairs if true is not None],
+                               [true for _, true in pairs if true is not None])
+
+
+def right_speaker_share(found: Sequence[Optional[str]], true: Sequence[str]) -> float:
+    """Share of words whose found speaker is their true one, under the one-to-one mapping of
+    found to true speakers that gets the most words right (Hungarian algorithm)."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not true:
         return 0.0
-    votes = Counter(pairs)
-    mapping: dict[str | None, str] = {}
-    for (found, true), _ in votes.most_common():
-        if found not in mapping and true not in mapping.values():
-            mapping[found] = true
-    return sum(mapping.get(found) == true for found, true in pairs) / len(pairs)
+    votes = Counter(zip(found, true))
+    found_ids, true_ids = sorted({f for f, _ in votes}, key=str), sorted(set(true))
+    table = np.array([[votes[(f, t)] for t in true_ids] for f in found_ids], dtype=float)
+    rows, cols = linear_sum_assignment(-table)
+    return float(table[rows, cols].sum() / len(true))
 
 
 def read_rttm(path) -> list[SpeakerTurn]:
@@ -62,3 +72,116 @@ def read_rttm(path) -> list[SpeakerTurn]:
             start, length = float(parts[3]), float(parts[4])
             turns.append(SpeakerTurn(parts[7], start, start + length))
     return turns
+
+
+def read_uem(path) -> dict[str, list[tuple[float, float]]]:
+    """Scored regions per file: `file channel start end` lines."""
+    regions: dict[str, list[tuple[float, float]]] = {}
+    for line in open(path, encoding="utf-8"):
+        parts = line.split()
+        if len(parts) >= 4:
+            regions.setdefault(parts[0], []).append((float(parts[2]), float(parts[3])))
+    return regions
+
+
+def read_rttm_files(path) -> dict[str, list[SpeakerTurn]]:
+    """An RTTM holding several recordings: turns per file id."""
+    turns: dict[str, list[SpeakerTurn]] = {}
+    for line in open(path, encoding="utf-8"):
+        parts = line.split()
+        if parts and parts[0] == "SPEAKER":
+            start, length = float(parts[3]), float(parts[4])
+            turns.setdefault(parts[1], []).append(SpeakerTurn(parts[7], start, start + length))
+    return turns
+
+
+# Scoring on a 10 ms grid, as md-eval and dscore do in effect (their times have 10 ms precision).
+STEP = 0.01
+
+
+@dataclass
+class ErrorCounts:
+    """Seconds of diarization error in the scored regions; add two to pool files."""
+    speech: float = 0.0  # reference speaker time (two people at once count twice)
+    missed: float = 0.0
+    false_alarm: float = 0.0
+    confusion: float = 0.0
+
+    @property
+    def der(self) -> float:
+        """Diarization error rate: (missed + false alarm + confusion) / reference speaker time."""
+        errors = self.missed + self.false_alarm + self.confusion
+        return errors / self.speech if self.speech else float(errors > 0)
+
+    def __add__(self, other: "ErrorCounts") -> "ErrorCounts":
+        return ErrorCounts(*(getattr(self, f) + getattr(other, f) for f in ("speech", "missed", "false_alarm", "confusion")))
+
+
+def _grid(turns: Sequence[SpeakerTurn], frames: int) -> tuple[list[str], np.ndarray]:
+    """Who speaks in each 10 ms frame: one boolean column per speaker."""
+    speakers = sorted({t.speaker for t in turns})
+    grid = np.zeros((frames, len(speakers)), dtype=bool)
+    for t in turns:
+        grid[int(round(t.start / STEP)):int(round(t.end / STEP)), speakers.index(t.speaker)] = True
+    return speakers, grid
+
+
+def _scored(reference, uem, collar: float, frames: int) -> np.ndarray:
+    scored = np.zeros(frames, dtype=bool)
+    for start, end in uem:
+        scored[int(round(start / STEP)):int(round(end / STEP))] = True
+    # No error is counted within `collar` seconds of a reference turn's start or end: human
+    # annotators do not agree on boundaries closer than that.
+    for t in reference:
+        for edge in (t.start, t.end):
+            scored[max(0, int(round((edge - collar) / STEP))):int(round((edge + collar) / STEP))] = False
+    return scored
+
+
+def diarization_errors(reference: Sequence[SpeakerTurn], hypothesis: Sequence[SpeakerTurn],
+                       uem: Optional[Sequence[tuple[float, float]]] = None, collar: float = 0.0) -> ErrorCounts:
+    """Missed speech, false alarm and speaker confusion (NIST md-eval definitions, overlap
+    scored): found speakers are mapped one-to-one onto true ones to maximise the time they
+    agree (Hungarian algorithm); `collar` seconds either side of every reference boundary are
+    not scored. `uem` are the scored regions (default: from 0 to the last turn's end)."""
+    from scipy.optimize import linear_sum_assignment
+
+    end = max([t.end for t in [*reference, *hypothesis]] + [e for _, e in uem or []] + [0.0])
+    frames = int(round(end / STEP)) + 1
+    scored = _scored(reference, uem or [(0.0, end)], collar, frames)
+    _, ref = _grid(reference, frames)
+    _, hyp = _grid(hypothesis, frames)
+    ref, hyp = ref[scored], hyp[scored]
+    n_ref, n_hyp = ref.sum(1), hyp.sum(1)
+    together = ref.T.astype(float) @ hyp.astype(float)  # frames each pair speaks at once
+    rows, cols = linear_sum_assignment(-together) if together.size else ([], [])
+    correct = together[rows, cols].sum()
+    return ErrorCounts(speech=n_ref.sum() * STEP, missed=np.maximum(n_ref - n_hyp, 0).sum() * STEP,
+                       false_alarm=np.maximum(n_hyp - n_ref, 0).sum() * STEP,
+                       confusion=(np.minimum(n_ref, n_hyp).sum() - correct) * STEP)
+
+
+def speaker_jers(reference: Sequence[SpeakerTurn], hypothesis: Sequence[SpeakerTurn],
+                 uem: Optional[Sequence[tuple[float, float]]] = None) -> list[float]:
+    """Jaccard error of each true speaker (DIHARD / dscore definition): 1 - |true ∩ found| /
+    |true ∪ found| with its found speaker under the one-to-one mapping that minimises the total;
+    a true speaker left without a found one scores 1. Average them (per file or pooled) for JER."""
+    from scipy.optimize import linear_sum_assignment
+
+    end = max([t.end for t in [*reference, *hypothesis]] + [e for _, e in uem or []] + [0.0])
+    frames = int(round(end / STEP)) + 1
+    scored = _scored([], uem or [(0.0, end)], 0.0, frames)
+    _, ref = _grid(reference, frames)
+    _, hyp = _grid(hypothesis, frames)
+    ref, hyp = ref[scored].astype(float), hyp[scored].astype(float)
+    ref, hyp = ref[:, ref.sum(0) > 0], hyp[:, hyp.sum(0) > 0]
+    if not ref.shape[1]:
+        return []
+    together = ref.T @ hyp
+    union = ref.sum(0)[:, None] + hyp.sum(0)[None, :] - together
+    jer = 1 - together / np.maximum(union, 1e-9)
+    errors = np.ones(ref.shape[1])
+    if jer.size:
+        rows, cols = linear_sum_assignment(jer)
+        errors[rows] = jer[rows, cols]
+    return [float(e) for e in errors]

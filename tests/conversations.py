@@ -1,0 +1,193 @@
+"""Conversations simulated from real voices, with exact reference turns and word ownership.
+
+Two real people from the dev recordings (tests/data/recordings) take turns as in an interview:
+turns of a few words to a sentence, short gaps, some overlap where the next person starts
+before the other has finished, a turn that starts mid-sentence, and one-word back-channels
+("yeah", "sim": here any short word, cut from the listener's own recordings) inside the other
+person's turn. Optionally through a telephone band (300-3400 Hz, 8 kHz) and with room noise.
+
+Word times in the source recordings come from Whisper's word timestamps, once per test
+session (`find_voices`); the layout is deterministic from a seed. Nothing is stored: the
+audio is rebuilt from the recordings each time.
+"""
+
+from __future__ import annotations
+
+import wave
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio
+from igot.evaluate import read_rttm
+from igot.transcribe import transcribe
+from igot.transcript import SpeakerTurn, Word
+
+RECORDINGS = Path(__file__).resolve().parent / "data" / "recordings"
+
+# Whole recordings of one person each, by language; the picovoice clip holds three people.
+ENGLISH = {
+    "ljspeech": [f"ljspeech/LJ001-000{i}.flac" for i in range(1, 9)],
+    "librispeech": ["librispeech_misc/2412-153948-0000.flac"],
+    "jfk": ["openai_whisper/jfk.flac"],
+}
+PORTUGUESE = {f"lapsbm{n}": [f"falabrasil_pt/LapsBM_{n}.flac"] for n in ("0240", "0385", "0415", "0475", "0618")}
+PORTUGUESE["ufpalign"] = ["falabrasil_pt/ufpalign_falabrasil.flac"]
+MIN_VOICE_WORDS = 6
+SPEECH_LEVEL = 0.05  # every voice is brought to this RMS, as an auto-gain phone or meeting app would
+
+
+@dataclass
+class Utterance:
+    audio: np.ndarray  # 16 kHz mono float32
+    words: list[Word]  # times in this utterance
+
+
+@dataclass
+class Voice:
+    name: str
+    utterances: list[Utterance] = field(default_factory=list)
+
+
+@dataclass
+class Conversation:
+    audio: np.ndarray
+    words: list[Word]  # every word said, its `speaker` the voice that said it, in time order
+    turns: list[SpeakerTurn]  # reference turns (they overlap where people talk at once)
+
+    def save(self, path: Path) -> Path:
+        with wave.open(str(path), "wb") as w:
+            w.setnchannels(1), w.setsampwidth(2), w.setframerate(SAMPLE_RATE)
+            w.writeframes((np.clip(self.audio, -1, 1) * 32767).astype("<i2").tobytes())
+        return path
+
+
+def _level(audio: np.ndarray) -> np.ndarray:
+    return audio * (SPEECH_LEVEL / max(float(np.sqrt(np.mean(audio ** 2))), 1e-6))
+
+
+def find_voices(whisper_model, language: str, work: Path) -> list[Voice]:
+    """Each person's recordings with Whisper's word times."""
+    work.mkdir(parents=True, exist_ok=True)
+    voices = []
+    for name, files in (ENGLISH if language == "en" else PORTUGUESE).items():
+        voice = Voice(name)
+        for relative in files:
+            wav = work / f"{name}-{Path(relative).stem}.wav"
+            convert_to_wav(RECORDINGS / relative, wav)
+            words = transcribe(wav, whisper_model, language=language, progress=False).words
+            voice.utterances.append(Utterance(_level(load_audio(wav)), [w for w in words if w.end > w.start]))
+        voices.append(voice)
+    if language == "en":  # three people in sequence, cut at their reference turns
+        wav = work / "falcon.wav"
+        convert_to_wav(RECORDINGS / "picovoice_falcon/test.flac", wav)
+        audio, words = load_audio(wav), transcribe(wav, whisper_model, language="en", progress=False).words
+        for turn in read_rttm(RECORDINGS / "picovoice_falcon/test.DERIVED.rttm"):
+            a, b = int(turn.start * SAMPLE_RATE), int(turn.end * SAMPLE_RATE)
+            inside = [replace(w, start=w.start - turn.start, end=w.end - turn.start) for w in words
+                      if turn.start <= (w.start + w.end) / 2 < turn.end and w.end > w.start]
+            voice = next((v for v in voices if v.name == f"falcon-{turn.speaker}"), None) or Voice(f"falcon-{turn.speaker}")
+            if voice not in voices:
+                voices.append(voice)
+            voice.utterances.append(Utterance(_level(audio[a:b]), inside))
+    # A voice needs a sentence of its own (the shortest picovoice turn is one short phrase).
+    return [v for v in voices if sum(len(u.words) for u in v.utterances) >= MIN_VOICE_WORDS]
+
+
+def simulate(voices: Sequence[Voice], seed: int, seconds: float = 40.0, phone: bool = False,
+             noise_snr: float | None = None) -> Conversation:
+    """An interview between the two `voices`, about `seconds` long."""
+    rng = np.random.default_rng(seed)
+    placed: list[tuple[float, np.ndarray]] = []
+    words: list[Word] = []
+    turns: list[SpeakerTurn] = []
+    t, who = 0.5, 0
+    while t < seconds:
+        voice, other = voices[who], voices[1 - who]
+        utterance = _pick(rng, voice)
+        n = len(utterance.words)
+        size = int(min(n, rng.integers(3, 15)))
+        first = int(rng.integers(1, n - size + 1)) if n > size and rng.random() < 0.4 else 0  # mid-sentence start
+        span = utterance.words[first:first + size]
+        audio, cut_start = _cut(utterance, first, first + size)
+        shift = t - cut_start
+        said = [replace(w, start=round(float(w.start + shift), 3), end=round(float(w.end + shift), 3), speaker=voice.name) for w in span]
+        placed.append((t, audio))
+        words += said
+        turns.append(SpeakerTurn(voice.name, float(said[0].start), float(said[-1].end)))
+        length = said[-1].end - said[0].start
+        if length > 2.5 and rng.random() < 0.6:  # the listener says "yeah" meanwhile
+            reply = _short_word(rng, other)
+            if reply is not None:
+                clip, word = reply
+                at = said[0].start + length * rng.uniform(0.3, 0.7)
+                placed.append((at - 0.03, clip))
+                words.append(replace(word, start=round(float(at), 3), end=round(float(at + word.end - word.start), 3), speaker=other.name))
+                turns.append(SpeakerTurn(other.name, words[-1].start, words[-1].end))
+        # Next person: often a short gap, sometimes starting before this one has finished.
+        gap = -rng.uniform(0.2, 0.7) if rng.random() < 0.3 else rng.uniform(0.1, 0.8)
+        t = t + len(audio) / SAMPLE_RATE + gap
+        who = 1 - who
+    total = np.zeros(int((max(t, 0) + 1.0) * SAMPLE_RATE) + max(len(a) for _, a in placed), dtype=np.float32)
+    for start, audio in placed:
+        a = int(round(start * SAMPLE_RATE))
+        total[a:a + len(audio)] += audio
+    total = total[: int((max(w.end for w in words) + 0.5) * SAMPLE_RATE)]
+    if noise_snr is not None:
+        total = total + _room_noise(rng, len(total), SPEECH_LEVEL / 10 ** (noise_snr / 20))
+    if phone:
+        total = telephone(total)
+    words.sort(key=lambda w: w.start)
+    turns.sort(key=lambda x: x.start)
+    return Conversation(total.astype(np.float32), words, turns)
+
+
+def telephone(audio: np.ndarray) -> np.ndarray:
+    """A phone line: 300-3400 Hz, sampled at 8 kHz, then back to 16 kHz for the pipeline."""
+    from scipy.signal import butter, resample_poly, sosfilt
+
+    band = sosfilt(butter(6, [300, 3400], btype="bandpass", fs=SAMPLE_RATE, output="sos"), audio)
+    return resample_poly(resample_poly(band, 1, 2), 2, 1)[: len(audio)].astype(np.float32)
+
+
+def _room_noise(rng, count: int, level: float) -> np.ndarray:
+    """Low rumble with some hiss, like a room's ventilation."""
+    from scipy.signal import butter, sosfilt
+
+    rumble = sosfilt(butter(2, 400, fs=SAMPLE_RATE, output="sos"), rng.standard_normal(count))
+    noise = rumble / max(rumble.std(), 1e-9) + 0.3 * rng.standard_normal(count)
+    return (noise / noise.std() * level).astype(np.float32)
+
+
+def _pick(rng, voice: Voice) -> Utterance:
+    usable = [u for u in voice.utterances if len(u.words) >= 3]
+    return usable[int(rng.integers(len(usable)))]
+
+
+def _cut(utterance: Utterance, first: int, last: int) -> tuple[np.ndarray, float]:
+    """Audio of words[first:last], cut half-way into the pauses around them."""
+    words = utterance.words
+    start = (words[first - 1].end + words[first].start) / 2 if first > 0 else max(0.0, words[0].start - 0.1)
+    end = (words[last - 1].end + words[last].start) / 2 if last < len(words) else words[-1].end + 0.15
+    a, b = int(start * SAMPLE_RATE), int(end * SAMPLE_RATE)
+    return utterance.audio[a:b], start
+
+
+def _short_word(rng, voice: Voice):
+    """One short word of `voice`, cut from its recordings: the back-channel."""
+    options = [(u, w) for u in voice.utterances for w in u.words if 0.15 <= w.end - w.start <= 0.6]
+    if not options:
+        return None
+    utterance, word = options[int(rng.integers(len(options)))]
+    a, b = int((word.start - 0.03) * SAMPLE_RATE), int((word.end + 0.03) * SAMPLE_RATE)
+    return utterance.audio[max(a, 0):b], word
+
+
+def pairs(voices: Sequence[Voice], count: int, seed: int) -> list[tuple[Voice, Voice]]:
+    """`count` different pairs of people, chosen by the seed."""
+    rng = np.random.default_rng(seed)
+    every = [(a, b) for i, a in enumerate(voices) for b in voices[i + 1:]]
+    return [every[i] for i in rng.permutation(len(every))[:count]]
+
