@@ -53,7 +53,7 @@ def install_nemo() -> bool:
 
     if nemo_installed():
         return True
-    print("Installing NeMo for speaker detection on the GPU (about 30 seconds)…")
+    print("Installing NVIDIA NeMo for speaker detection on the GPU (about a minute)…")
     done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *NEMO_NO_DEPS],
                           capture_output=True, text=True)
     if done.returncode:
