@@ -107,14 +107,21 @@ def pip_check(py: Path) -> set[str]:
             and not line.startswith("No broken")}
 
 
-def copy_of_this_tree(dest: Path) -> Path:
-    """What `git+https://github.com/...` would fetch: the tracked (and new, unignored) files."""
-    shutil.rmtree(dest, ignore_errors=True)
-    files = sh("git", "ls-files", "-co", "--exclude-standard", cwd=ROOT).stdout.splitlines()
+def copy_of_this_tree(parent: Path) -> Path:
+    """What `git+https://github.com/...` would fetch: the tracked (and new, unignored) files, in a
+    folder named by their content, so that pip never reuses a wheel it built from older code."""
+    import hashlib
+
+    files = sorted(f for f in sh("git", "ls-files", "-co", "--exclude-standard", cwd=ROOT).stdout.splitlines()
+                   if (ROOT / f).is_file())
+    digest = hashlib.sha1()
     for name in files:
-        if (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
+    shutil.rmtree(parent, ignore_errors=True)
+    dest = parent / digest.hexdigest()[:12]
+    for name in files:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, dest / name)
     return dest
 
 
@@ -128,7 +135,7 @@ def nemo_no_deps(src: Path) -> list[str]:
 
 def install_cell(src: Path) -> str:
     """Cell 1 of the notebook as it is, with igot from `src` instead of GitHub."""
-    cells = json.loads((ROOT / "notebooks" / "iGot.ipynb").read_text())["cells"]
+    cells = json.loads((src / "notebooks" / "iGot.ipynb").read_text())["cells"]
     code = next("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     code, n = re.subn(r'(IGOT_PACKAGE = )"igot\[colab\] @ git\+https://[^"]+"', rf'\1"igot[colab] @ file://{src}"', code)
     assert n == 1, "the notebook's install cell no longer names IGOT_PACKAGE as expected"
