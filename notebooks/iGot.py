@@ -24,12 +24,13 @@
 # or *Runtime → Run all*). Use a GPU: *Runtime → Change runtime type → T4 GPU*.
 
 # %% cellView="form"
-#@title 1. Install iGot (about 2 minutes) { display-mode: "form" }
-#@markdown Installs iGot and the libraries it needs on top of Colab's own, without a restart.
+#@title 1. Install iGot (about a minute) { display-mode: "form" }
+#@markdown Adds iGot and the few libraries Colab lacks, changing none of Colab's own: no restart. On a GPU, step 5 adds NVIDIA NeMo the same way (about a minute more).
 import importlib.util, subprocess, sys
 
 IGOT_PACKAGE = "igot[colab] @ git+https://github.com/OWNER/igot@main"  # where this notebook's code is published
 if importlib.util.find_spec("igot") is None:
+    print("Installing iGot and the libraries Colab lacks (about a minute)…")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", IGOT_PACKAGE], check=True)
 import igot, igot.colab
 

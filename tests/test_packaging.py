@@ -9,6 +9,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Google's `pip freeze` of a fresh Colab GPU runtime (tests/data/colab/README.md)
+COLAB_LIST = ROOT / "tests" / "data" / "colab" / "pip-freeze.gpu.txt"
 COLAB_PROVIDES = {"torch", "numpy", "transformers", "google-auth", "google-api-python-client", "google-auth-oauthlib",
                   "scipy", "pandas", "ipython", "ipykernel", "requests", "tqdm", "sentencepiece"}
 
@@ -61,3 +63,30 @@ def test_colab_nemo_install_matches_the_nemo_extra():
     assert [r for r in requirements("nemo")] == [f"nemo_toolkit[asr]=={pinned['nemo_toolkit']}"]
     assert not set(n.lower() for n in pinned) & {"torch", "numpy", "transformers", "packaging", "fsspec"}
     assert version("nemo_toolkit") == pinned["nemo_toolkit"]
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def colab_versions() -> dict[str, str]:
+    pins = (re.fullmatch(r"([A-Za-z0-9_.\-]+)==(\S+)", line.strip()) for line in COLAB_LIST.read_text().splitlines())
+    return {canonical(m.group(1)): m.group(2) for m in pins if m}
+
+
+def test_every_pin_the_notebook_installs_is_colabs_own_version():
+    """A package Colab already has must be asked for at Colab's version, or pip changes it in a
+    running session: the colab extra (cell 1) and the NeMo list (installed with --no-deps)."""
+    from packaging.requirements import Requirement
+
+    from igot.colab import NEMO_NO_DEPS
+
+    colab = colab_versions()
+    assert colab["torch"].startswith("2.11.0") and colab["omegaconf"] == "2.3.1" and len(colab) > 600
+    for text in requirements("colab") + NEMO_NO_DEPS:
+        req = Requirement(text)
+        have = colab.get(canonical(req.name))
+        if have is not None:
+            assert req.specifier.contains(have.split("+")[0], prereleases=True), \
+                f"the notebook installs {text}, Colab has {req.name} {have}: pip would change it"
+            assert "==" not in str(req.specifier) or str(req.specifier) == f"=={have}", f"{text}: Colab has {have}"
