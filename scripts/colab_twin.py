@@ -40,7 +40,7 @@ TWIN = Path(os.environ.get("COLAB_TWIN_DIR", ROOT / "build" / "colab-twin"))
 TORCH_FAMILY = {"torch", "torchaudio", "torchvision", "torchcodec"}
 # Besides igot[colab] and the NeMo list: what a Colab user may already use and must keep working,
 # and what runs the notebook here (all Colab's).
-ALSO = ["datasets", "sentence-transformers", "transformers", "nbclient", "nbformat", "ipykernel"]
+ALSO = ["datasets", "sentence-transformers", "transformers", "nbclient", "nbformat", "ipykernel", "ipywidgets"]
 
 
 # The one complaint no version avoids (igot/colab.py says why): accepted only while the package's
