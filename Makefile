@@ -1,17 +1,23 @@
-# `make demo` and `make test` do all set-up first (scripts/setup.sh), then run.
-PYTHON ?= python3
+# `make demo` and `make test` do all set-up first (scripts/setup.sh: a virtual environment in
+# .venv, or the one already active), then run in it. PYTHON=python3.12 picks the Python for .venv.
+VENV ?= .venv
 OUT ?= igot-output
+ifdef VIRTUAL_ENV
+RUN := $(VIRTUAL_ENV)/bin/python
+else
+RUN := $(VENV)/bin/python
+endif
 
 .PHONY: setup demo test benchmark
 
 setup:
-	PYTHON=$(PYTHON) ./scripts/setup.sh
+	PYTHON="$(PYTHON)" VENV="$(VENV)" ./scripts/setup.sh
 
 demo: setup
-	$(PYTHON) -m igot demo --out $(OUT)
+	$(RUN) -m igot demo --out $(OUT)
 
 test: setup
-	$(PYTHON) -m pytest -q
+	$(RUN) -m pytest -q
 
 benchmark: setup
-	$(PYTHON) benchmarks/pipeline_speed.py
+	$(RUN) benchmarks/pipeline_speed.py
