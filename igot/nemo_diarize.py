@@ -62,7 +62,7 @@ def nemo_installed() -> bool:
     return find_spec("nemo") is not None
 
 
-def load_sortformer(model: Optional[str] = None, device: str = "auto") -> Any:
+def load_sortformer(model: Optional[str] = None, device: str = "auto", local_files_only: bool = False) -> Any:
     """A Sortformer in streaming mode, ready to diarize: a hub id, or a local .nemo file.
 
     from_pretrained downloads a .nemo and restores it, so a local file takes the same path as the
@@ -73,8 +73,17 @@ def load_sortformer(model: Optional[str] = None, device: str = "auto") -> Any:
     model_class = _sortformer_class()
     name = model or SORTFORMER_MODEL
     local = Path(name).expanduser()
+    if local_files_only and not (name.endswith(".nemo") or local.exists()):  # the .nemo in the hub's cache
+        from igot.hub import cached
+
+        snapshot = cached(name)
+        found = sorted(snapshot.glob("*.nemo")) if snapshot else []
+        if not found:
+            raise IgotError(f"The Sortformer model '{name}' is not in the local cache.",
+                            "Connect to the internet once to download it, or give its .nemo file with --diarizer-model.")
+        local = found[0]
     try:
-        if name.endswith(".nemo") or local.exists():
+        if name.endswith(".nemo") or local.exists():  # a .nemo file, or the cached copy of a hub model
             loaded = model_class.restore_from(str(local), map_location=pick_device(device))
         else:
             loaded = model_class.from_pretrained(name, map_location=pick_device(device))

@@ -91,22 +91,24 @@ def ctranslate2_can_use_cuda() -> bool:
         return False
 
 
-def load_whisper(name: str = "large-v3-turbo", engine: str = "auto", device: str = "auto") -> WhisperModel:
+def load_whisper(name: str = "large-v3-turbo", engine: str = "auto", device: str = "auto",
+                 local_files_only: bool = False) -> WhisperModel:
     """Load a Whisper model by name (tiny … large-v3, turbo), local path, or bundled:NAME.
-    engine "auto" is `default_engine(device)`."""
+    engine "auto" is `default_engine(device)`; local_files_only: a named model from the hub's
+    local cache only (faster-whisper and transformers engines)."""
     if engine != "auto" and engine not in ENGINES:
         raise IgotError(f"Unknown engine '{engine}'.", f"Choose one of auto, {', '.join(ENGINES)}.")
     _check_model_name(name)
     device = pick_device(device)
     engine = default_engine(device) if engine == "auto" else engine
     if engine == "faster-whisper":
-        return _load_faster_whisper(name, device)
+        return _load_faster_whisper(name, device, local_files_only)
     if engine == "transformers":
-        return _load_transformers(name, device)
+        return _load_transformers(name, device, local_files_only)
     return _load_openai_whisper(name, device)
 
 
-def _load_faster_whisper(name: str, device: str) -> WhisperModel:
+def _load_faster_whisper(name: str, device: str, local_files_only: bool = False) -> WhisperModel:
     try:
         import faster_whisper
     except ImportError:
@@ -115,7 +117,7 @@ def _load_faster_whisper(name: str, device: str) -> WhisperModel:
     precision = "float16" if device == "cuda" else "int8"
     path = _bundled_path(name) if name.startswith(BUNDLED_PREFIX) else os.path.expanduser(name)
     try:
-        model = faster_whisper.WhisperModel(path, device=device, compute_type=precision)
+        model = faster_whisper.WhisperModel(path, device=device, compute_type=precision, local_files_only=local_files_only)
     except Exception as exc:  # the hub client and CTranslate2 raise many types
         raise _load_error(name, exc) from None
     return WhisperModel("faster-whisper", name, device, precision, model)
@@ -139,7 +141,7 @@ def _load_openai_whisper(name: str, device: str) -> WhisperModel:
     return WhisperModel("openai-whisper", name, device, "float16" if device == "cuda" else "float32", model)
 
 
-def _load_transformers(name: str, device: str) -> WhisperModel:
+def _load_transformers(name: str, device: str, local_files_only: bool = False) -> WhisperModel:
     try:
         import torch
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
@@ -159,8 +161,8 @@ def _load_transformers(name: str, device: str) -> WhisperModel:
     precision = "float16" if device == "cuda" else "float32"
     try:
         model = WhisperForConditionalGeneration.from_pretrained(
-            path, dtype=getattr(torch, precision), attn_implementation="sdpa")
-        processor = WhisperProcessor.from_pretrained(path)
+            path, dtype=getattr(torch, precision), attn_implementation="sdpa", local_files_only=local_files_only)
+        processor = WhisperProcessor.from_pretrained(path, local_files_only=local_files_only)
     except Exception as exc:  # the hub client and safetensors raise many types
         raise _load_error(name, exc) from None
     return WhisperModel("transformers", name, device, precision, model.to(device).eval(), processor)
