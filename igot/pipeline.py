@@ -129,6 +129,7 @@ def run(
     options = options or RunOptions()
     models = models or Models()
     out_dir = Path(out_dir)
+    check_options(options)  # before any long work: a wrong option should not cost a transcription
     device = pick_device(options.device)
     model_name = options.model or (GPU_MODEL if device == "cuda" else CPU_MODEL)
     engine = transcribe.default_engine(device) if options.engine == "auto" else options.engine
@@ -140,7 +141,11 @@ def run(
     if not source.is_url(source_text) and not Path(source_text).expanduser().exists():
         raise IgotError(f"File not found: '{source_text}'.", "Check the path, or give a video URL.")
     work = work_dir_for(source_text, out_dir)
-    work.mkdir(parents=True, exist_ok=True)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IgotError(f"Cannot create the output folder '{out_dir}' ({exc.strerror or type(exc).__name__}).",
+                        "Choose a folder you can write to with --out.") from None
     timings: dict[str, float] = {}
 
     # 1. Source and audio
@@ -229,6 +234,49 @@ def run(
         log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     files = export.write_exports(transcript, out_dir, stem)
     return RunResult(transcript, files, seconds, wav)
+
+
+def check_options(options: RunOptions) -> None:
+    """Every option that can be checked without the recording, each with the fix."""
+    from igot import summarize
+
+    n = options.speakers
+    if n is not None and n < 1:
+        raise IgotError(f"The number of speakers must be 1 or more, not {n}.", "Give how many people speak, or leave --speakers out to detect it.")
+    language = options.language
+    if language is not None and language not in transcribe.WHISPER_LANGUAGES:
+        close = language.strip().lower().replace("_", "-").split("-")[0]
+        hint = f"Use '{close}'" if close in transcribe.WHISPER_LANGUAGES else "Give a language code Whisper knows, such as en, pt, es, fr or de"
+        raise IgotError(f"Unknown language '{language}'.", f"{hint}, or leave --language out to detect it.")
+    model = options.model
+    if model is not None:
+        transcribe.check_model_name(model)
+        english_only = model.removeprefix(transcribe.BUNDLED_PREFIX).split("/")[-1].endswith(".en")
+        if english_only and language not in (None, "en"):
+            raise IgotError(f"The model '{model}' understands English only, but language '{language}' was asked for.",
+                            f"Use a multilingual model such as '{model.removesuffix('.en')}', or drop --language.")
+    if options.engine not in ("auto", *transcribe.ENGINES):
+        raise IgotError(f"Unknown engine '{options.engine}'.", f"Choose one of auto, {', '.join(transcribe.ENGINES)}.")
+    if options.diarizer not in ("auto", "senko", "nemo"):
+        raise IgotError(f"Unknown diarizer '{options.diarizer}'.", "Choose auto, senko or nemo.")
+    if options.device not in ("auto", "cpu") and not options.device.startswith("cuda"):
+        raise IgotError(f"Unknown device '{options.device}'.", "Choose auto, cpu or cuda.")
+    if options.device.startswith("cuda") and pick_device("auto") != "cuda":
+        raise IgotError(f"Device '{options.device}' was asked for, but no GPU can be used here.", "Use --device cpu, or auto.")
+    for option, name in (("--align-model", options.align_model), ("--punctuation-model", options.punctuation_model),
+                         ("--llm-model", options.llm_model), ("--diarizer-model", options.diarizer_model)):
+        if name and _looks_like_path(name) and not Path(name).expanduser().exists():
+            raise IgotError(f"No model at '{name}' ({option}).", "Check the path, or give a Hugging Face model id.")
+    if options.cookies is not None and not Path(options.cookies).expanduser().is_file():
+        raise IgotError(f"Cookies file {options.cookies} not found.", "Check the path given to --cookies.")
+    if options.video_url:
+        video_kind_and_url(options.video_url)
+    if options.summary and options.prompt:
+        summarize.check_prompt(options.prompt)
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~")) or "\\" in name or name.lower().endswith((".gguf", ".nemo"))
 
 
 def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hub] = None) -> str:

