@@ -1,23 +1,29 @@
-# `make demo` and `make test` do all set-up first (scripts/setup.sh), then run.
-PYTHON ?= python3
+# `make demo` and `make test` do all set-up first (scripts/setup.sh: a virtual environment in
+# .venv, or the one already active), then run in it. PYTHON=python3.12 picks the Python for .venv.
+VENV ?= .venv
 OUT ?= igot-output
+ifdef VIRTUAL_ENV
+RUN := $(VIRTUAL_ENV)/bin/python
+else
+RUN := $(VENV)/bin/python
+endif
 
 .PHONY: setup demo test benchmark colab-twin
 
 setup:
-	PYTHON=$(PYTHON) ./scripts/setup.sh
+	PYTHON="$(PYTHON)" VENV="$(VENV)" ./scripts/setup.sh
 
 demo: setup
-	$(PYTHON) -m igot demo --out $(OUT)
+	$(RUN) -m igot demo --out $(OUT)
 
 test: setup
-	$(PYTHON) -m pytest -q
+	$(RUN) -m pytest -q
 
 benchmark: setup
-	$(PYTHON) benchmarks/pipeline_speed.py
-	$(PYTHON) benchmarks/speakers_accuracy.py
+	$(RUN) benchmarks/pipeline_speed.py
+	$(RUN) benchmarks/speakers_accuracy.py
 
 # A Python 3.13 twin of Colab's GPU runtime (its exact versions): the notebook's installs change
 # none of them, and the notebook runs there with speaker detection nemo and auto.
 colab-twin:
-	$(PYTHON) scripts/colab_twin.py
+	python3 scripts/colab_twin.py

@@ -85,8 +85,10 @@ class Aligner:
         return str(self.model.dtype).removeprefix("torch.") if self.model is not None else "float32"
 
 
-def load_aligner(language: str, model: Optional[str] = None, device: str = "auto") -> Optional[Aligner]:
-    """The alignment model for `language` (or `model`: a hub id or a save_pretrained folder).
+def load_aligner(language: str, model: Optional[str] = None, device: str = "auto",
+                 local_files_only: bool = False) -> Optional[Aligner]:
+    """The alignment model for `language` (or `model`: a hub id or a save_pretrained folder);
+    local_files_only: from the hub's local cache, without asking the hub.
 
     None when there is no default model for the language: the caller keeps Whisper's times.
     """
@@ -100,9 +102,9 @@ def load_aligner(language: str, model: Optional[str] = None, device: str = "auto
     device = pick_device(device)
     path = os.path.expanduser(name)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        extractor = AutoFeatureExtractor.from_pretrained(path)
-        net = AutoModelForCTC.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only)
+        extractor = AutoFeatureExtractor.from_pretrained(path, local_files_only=local_files_only)
+        net = AutoModelForCTC.from_pretrained(path, local_files_only=local_files_only)
     except Exception as exc:  # the hub client and the loaders raise many types
         raise _load_error(name, exc) from None
     # float16 halves a GPU's memory and time, and wav2vec2 inference is stable in it; CPUs want float32.

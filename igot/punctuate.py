@@ -46,8 +46,9 @@ class Punctuator:
 
 
 # --- loading ---------------------------------------------------------------------------------
-def load_punctuator(model: str = PUNCTUATION_MODEL, device: str = "auto") -> Punctuator:
-    """A hub id or a folder saved with save_pretrained: the same call loads both."""
+def load_punctuator(model: str = PUNCTUATION_MODEL, device: str = "auto", local_files_only: bool = False) -> Punctuator:
+    """A hub id or a folder saved with save_pretrained: the same call loads both. local_files_only:
+    from the hub's local cache, without asking the hub."""
     try:
         import torch
         from transformers import AutoModelForTokenClassification, AutoTokenizer
@@ -55,8 +56,8 @@ def load_punctuator(model: str = PUNCTUATION_MODEL, device: str = "auto") -> Pun
         raise IgotError("Punctuation needs PyTorch and transformers.", "Run: pip install torch transformers") from None
     device = pick_device(device)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(model)
-        network = AutoModelForTokenClassification.from_pretrained(model)
+        tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local_files_only)
+        network = AutoModelForTokenClassification.from_pretrained(model, local_files_only=local_files_only)
     except Exception as exc:  # missing files, no network, a damaged download: all fixed the same way
         raise _load_error(model, exc) from None
     if not getattr(tokenizer, "is_fast", False) or not set(network.config.id2label.values()) & {".", "?"}:

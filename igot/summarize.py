@@ -184,9 +184,9 @@ def pick_dtype(device: str) -> Any:
     return torch.float32
 
 
-def load_llm(model: Optional[str] = None, device: str = "auto", dtype: Any = None) -> LLM:
+def load_llm(model: Optional[str] = None, device: str = "auto", dtype: Any = None, local_files_only: bool = False) -> LLM:
     """A hub id, a folder saved with save_pretrained, or a GGUF file (a folder with one GGUF file
-    in it and no config.json counts as that file)."""
+    in it and no config.json counts as that file). local_files_only: from the hub's local cache."""
     name = model or DEFAULT_LLM
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -196,6 +196,7 @@ def load_llm(model: Optional[str] = None, device: str = "auto", dtype: Any = Non
     dtype = dtype or pick_dtype(device)
     folder, gguf_file = _locate(name)
     extra = {"gguf_file": gguf_file} if gguf_file else {}
+    extra["local_files_only"] = local_files_only
     try:
         with _gguf_read_once(gguf_file is not None):
             tokenizer = AutoTokenizer.from_pretrained(folder, **extra)

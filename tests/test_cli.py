@@ -166,3 +166,33 @@ def test_google_doc_without_client_file_keeps_local_files(devdata, tmp_path, cap
     assert code == 2
     assert_one_clear_line(err, "Google Doc was not made", "client", "local files are written")
     assert (tmp_path / "out" / "jfk.html").exists()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--speakers", "0"], ["speakers", "1 or more", "not 0", "detect"]),
+    (["--speakers", "-3"], ["speakers", "1 or more", "not -3"]),
+    (["--language", "xx"], ["'xx'", "language code", "--language"]),
+    (["--language", "pt-BR"], ["'pt-BR'", "use 'pt'"]),
+    (["--model", "bundled:tiny.en", "--language", "pt"], ["tiny.en", "English only", "'pt'", "multilingual"]),
+    (["--llm-model", "./models/gemma.gguf"], ["./models/gemma.gguf", "--llm-model", "check the path"]),
+    (["--align-model", "~/no-such-aligner"], ["~/no-such-aligner", "--align-model"]),
+    (["--device", "gpu"], ["'gpu'", "cpu"]),
+    (["--video-url", "vimeo.com/123"], ["vimeo.com/123", "http"]),
+])
+def test_bad_options_fail_before_any_work(out, devdata, capsys, args, words):
+    before = snapshot(out)
+    code, err = run_cli(capsys, str(devdata / "openai_whisper/jfk.flac"), *args, "--name", NAME, "--out", str(out))
+    assert code == 2
+    assert_one_clear_line(err, *words)
+    assert not (out / ".igot").exists()  # not even the audio was converted
+    assert snapshot(out) == before
+
+
+def test_output_folder_that_cannot_be_made(devdata, tmp_path, capsys):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    for folder in ("/proc/igot", str(blocked / "out")):
+        code, err = run_cli(capsys, str(devdata / "openai_whisper/jfk.flac"), "--out", folder)
+        assert code == 2
+        assert_one_clear_line(err, f"output folder '{folder}'", "--out")
+        assert "unexpected" not in err

@@ -96,7 +96,7 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     assert "radio call.flac" in outputs[2]
     assert re.search(r"Done: 0:41 of audio, 4 speakers, \d+ phrases .*real-time factor \d", outputs[4])
     # word timing and punctuation are on by default; offline their models are skipped with a word
-    assert "Warning: the default alignment model could not be loaded" in outputs[4]
+    assert "Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this computer" in outputs[4]
     audio_players = [o for o in nb.cells[6].outputs if "text/html" in o.get("data", {}) and "<audio" in o["data"]["text/html"]]
     assert len(audio_players) == 4  # one clip per speaker, to know who is who
     assert "Speakers: 1 = Host, 2 = Brian, 3 = Sandra, 4 = Expert" in outputs[5]

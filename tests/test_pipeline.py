@@ -117,16 +117,17 @@ def test_run_with_alignment_and_punctuation_models(conversation, models, tmp_pat
     assert all(p["link"] is None for p in saved["phrases"])  # a local file and no --video-url
 
 
-def test_default_models_missing_offline_are_skipped_with_a_warning(conversation, models, tmp_path):
-    """Offline, the default alignment and punctuation models cannot be downloaded: the run still
-    gives a transcript, and says which steps it skipped."""
+def test_default_models_missing_offline_are_skipped_with_one_line(conversation, models, tmp_path):
+    """Offline (HF_HUB_OFFLINE=1), the default alignment and punctuation models cannot be
+    downloaded: the run still gives a transcript, and says which steps it skipped."""
     wav, _ = conversation
     messages: list[str] = []
     result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False),
                  models=models, log=messages.append)
     assert result.transcript.phrases
-    assert any(m.startswith("Warning: the default alignment model could not be loaded") for m in messages)
-    assert any(m.startswith("Warning: the default punctuation model could not be loaded") for m in messages)
+    assert any(m.startswith("Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this "
+                            "computer and HF_HUB_OFFLINE is set") for m in messages)
+    assert any(m.startswith("Punctuation: skipped, the punctuation model kredor/punctuate-all") for m in messages)
 
 
 def test_language_without_alignment_model_keeps_whisper_times(conversation, models, tmp_path):
