@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from tables import table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,12 +67,7 @@ def main() -> None:
     parser.add_argument("--recording", type=Path, default=ROOT / "tests/data/recordings/ami_meetings/trn00.flac")
     args = parser.parse_args()
     rows = [run_offline(args.recording, how) for how in ("hub unreachable", "HF_HUB_OFFLINE=1")]
-    keys = list(rows[0])
-    widths = [max(len(k), *(len(str(r[k])) for r in rows)) for k in keys]
-    print("  ".join(k.ljust(w) for k, w in zip(keys, widths)))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(r[k]).ljust(w) for k, w in zip(keys, widths)))
+    table(rows)
 
 
 if __name__ == "__main__":

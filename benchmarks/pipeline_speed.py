@@ -26,16 +26,7 @@ from igot.evaluate import attribution_accuracy, read_rttm, word_error_rate  # no
 from igot.speakers import assign_speakers  # noqa: E402
 from igot.transcribe import load_whisper, transcribe  # noqa: E402
 from igot.transcript import SpeakerTurn  # noqa: E402
-
-
-def table(rows: list[dict], title: str) -> None:
-    print(f"\n{title}")
-    keys = list(rows[0])
-    widths = [max(len(k), *(len(str(r[k])) for r in rows)) for k in keys]
-    print("  ".join(k.ljust(w) for k, w in zip(keys, widths)))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(r[k]).ljust(w) for k, w in zip(keys, widths)))
+from tables import table  # noqa: E402
 
 
 def main() -> None:

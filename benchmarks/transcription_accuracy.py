@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio  # noqa: E402
 from igot.evaluate import normalize, word_error_rate  # noqa: E402
 from igot.transcribe import load_whisper, transcribe  # noqa: E402
+from tables import table  # noqa: E402
 
 # (order of the recordings, pauses between them in seconds, cycled)
 CONVERSATIONS = [("joined", lambda xs: xs, (0.7, 1.5, 0.4, 2.5, 1.0)),
@@ -86,16 +87,6 @@ def plain_faster_whisper(wav: Path, model, lang: str) -> str:
 
 def igot(wav: Path, model, lang: str) -> str:
     return " ".join(p.text for p in transcribe(wav, model, language=lang, progress=False).phrases)
-
-
-def table(rows: list[dict], title: str) -> None:
-    print(f"\n{title}")
-    keys = list(rows[0])
-    widths = [max(len(k), *(len(str(r[k])) for r in rows)) for k in keys]
-    print("  ".join(k.ljust(w) for k, w in zip(keys, widths)))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(r[k]).ljust(w) for k, w in zip(keys, widths)), flush=True)
 
 
 def main() -> None:

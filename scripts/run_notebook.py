@@ -15,15 +15,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.notebook_forms import fill_form  # noqa: E402
+
 RECORDING = Path(__file__).resolve().parents[1] / "tests" / "data" / "recordings" / "pyaudioanalysis" / "diarizationExample.flac"
-
-
-def fill_form(nb, **values) -> None:
-    for name, value in values.items():
-        pattern = re.compile(rf"^{name} = .*?(  #@param.*)$", re.M)
-        cells = [c for c in nb.cells if c.cell_type == "code" and pattern.search(c.source)]
-        assert len(cells) == 1, f"form field {name} not found once"
-        cells[0].source = pattern.sub(lambda m: f"{name} = {value!r}{m.group(1)}", cells[0].source)
 
 
 def main(notebook: str, work_dir: str, detection: str) -> None:

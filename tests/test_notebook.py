@@ -13,18 +13,11 @@ import jupytext
 import nbformat
 import pytest
 
+from tests.notebook_forms import fill_form
+
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "iGot.ipynb"
 TWIN = NOTEBOOK.with_suffix(".py")
 FAKE_COLAB = Path(__file__).resolve().parent / "fake_colab"
-
-
-def fill_form(nb, **values) -> None:
-    """Set form fields (`name = value  #@param …`) the way a user types into them."""
-    for name, value in values.items():
-        pattern = re.compile(rf"^{name} = .*?(  #@param.*)$", re.M)
-        cells = [c for c in nb.cells if c.cell_type == "code" and pattern.search(c.source)]
-        assert len(cells) == 1, f"form field {name} not found once"
-        cells[0].source = pattern.sub(lambda m: f"{name} = {value!r}{m.group(1)}", cells[0].source)
 
 
 def test_notebook_and_its_readable_twin_agree():
