@@ -107,13 +107,25 @@ def pip_check(py: Path) -> set[str]:
             and not line.startswith("No broken")}
 
 
+LEFT_OUT = {".git", ".venv", "build", "dist", "igot-output", "test-artifacts", "__pycache__", ".pytest_cache"}
+
+
+def tree_files() -> list[str]:
+    """The repository's files: git's list in a checkout; in a plain copy of one (CI's, which holds
+    only the tracked files), every file but environments, builds and caches."""
+    if (ROOT / ".git").exists():
+        return sh("git", "ls-files", "-co", "--exclude-standard", cwd=ROOT).stdout.splitlines()
+    return [str(f.relative_to(ROOT)) for f in ROOT.rglob("*")
+            if not LEFT_OUT.intersection(f.relative_to(ROOT).parts) and not f.name.endswith(".egg-info")
+            and not any(part.endswith(".egg-info") for part in f.relative_to(ROOT).parts)]
+
+
 def copy_of_this_tree(parent: Path) -> Path:
     """What `git+https://github.com/...` would fetch: the tracked (and new, unignored) files, in a
     folder named by their content, so that pip never reuses a wheel it built from older code."""
     import hashlib
 
-    files = sorted(f for f in sh("git", "ls-files", "-co", "--exclude-standard", cwd=ROOT).stdout.splitlines()
-                   if (ROOT / f).is_file())
+    files = sorted(f for f in tree_files() if (ROOT / f).is_file())
     digest = hashlib.sha1()
     for name in files:
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
