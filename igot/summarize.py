@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from tqdm.auto import tqdm
 
+from igot import decode
 from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.export import clean_text, format_clock
@@ -136,12 +137,15 @@ class LLM:
         device = self.model.device
         ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=device)
         mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device)
-        config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=eos,
-                                  bos_token_id=defaults.bos_token_id, pad_token_id=pad)
         with torch.inference_mode(), attention_kernels(device):
-            out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+            if decode.can_decode(self.model):  # Gemma 3: our loop, one CUDA graph launch a token
+                out = decode.greedy(self.model, ids, mask, max_new_tokens, stops, pad)
+            else:
+                config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=eos,
+                                          bos_token_id=defaults.bos_token_id, pad_token_id=pad)
+                out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)[:, width:]
         answers = []
-        for row in out[:, width:].tolist():
+        for row in out.tolist():
             end = next((i for i, token in enumerate(row) if token in stops), len(row))  # then only padding
             answers.append(self.tokenizer.decode(row[:end], skip_special_tokens=True).strip())
         return answers
