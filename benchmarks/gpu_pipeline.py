@@ -204,6 +204,11 @@ def main() -> None:
         for row in meter.rows:
             print(f"| {row['stage']} | {row['seconds']:.1f} | {row['peak_gib']:.2f} |")
         print(f"| whole pipeline | {total:.1f} | {max(r['peak_gib'] for r in meter.rows):.2f} |")
+        # With speaker detection beside the transcription the rows above overlap; the run's own
+        # timings say what each stage took.
+        timings = t.info.get("timings", {})
+        print("\nthe run's own timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
+              + f"; speakers beside the transcription: {'waiting_for_speakers' in timings}")
         if args.openai_minutes:
             from whisper_gpu import LARGE_V3, openai_row
 

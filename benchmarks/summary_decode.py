@@ -29,6 +29,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from igot import decode  # noqa: E402
 from igot.summarize import attention_kernels  # noqa: E402
 from tests.tiny_models import gemma3_config  # noqa: E402
 
@@ -80,12 +81,53 @@ def timed_generate(model, lengths: list[int], new: int, device: str, cache: str 
     return time.perf_counter() - started
 
 
-def step_ms(model, lengths, new, device, **kw) -> tuple[float, float]:
+def prompts(model, lengths: list[int], device: str):
+    width = max(lengths)
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(10, model.config.vocab_size, (len(lengths), width), generator=g)
+    mask = torch.zeros_like(ids)
+    for i, n in enumerate(lengths):
+        ids[i, : width - n] = 0
+        mask[i, width - n:] = 1
+    return ids.to(device), mask.to(device)
+
+
+def igot_tokens(model, lengths: list[int], new: int, device: str, graphs: bool) -> torch.Tensor:
+    """igot's own loop (igot/decode.py): static cache, our masks, a CUDA graph per step."""
+    ids, mask = prompts(model, lengths, device)
+    with torch.inference_mode(), attention_kernels(device):
+        return decode.greedy(model, ids, mask, new, set(), 0, graphs=graphs)
+
+
+def timed_igot(model, lengths: list[int], new: int, device: str, graphs: bool = True, **_) -> float:
+    sync(device)
+    started = time.perf_counter()
+    igot_tokens(model, lengths, new, device, graphs)
+    sync(device)
+    return time.perf_counter() - started
+
+
+def step_ms(model, lengths, new, device, timed=timed_generate, **kw) -> tuple[float, float]:
     """(ms per decode step, seconds of the prefill-only call)."""
-    timed_generate(model, lengths, 2, device, **kw)  # warm-up (kernels, compile for these shapes)
-    one = timed_generate(model, lengths, 1, device, **kw)
-    full = timed_generate(model, lengths, new, device, **kw)
+    timed(model, lengths, 2, device, **kw)  # warm-up (kernels, compile for these shapes)
+    one = timed(model, lengths, 1, device, **kw)
+    full = timed(model, lengths, new, device, **kw)
     return 1000 * (full - one) / (new - 1), one
+
+
+def same_tokens(model, lengths, device, new: int = 48) -> str:
+    """igot's loop (eager and graphed) against generate(): how many of the new tokens agree."""
+    from transformers import GenerationConfig
+
+    ids, mask = prompts(model, lengths, device)
+    config = GenerationConfig(max_new_tokens=new, min_new_tokens=new, do_sample=False, eos_token_id=1, pad_token_id=0)
+    with torch.inference_mode(), attention_kernels(device):
+        reference = model.generate(input_ids=ids, attention_mask=mask, generation_config=config)[:, ids.shape[1]:]
+    eager = igot_tokens(model, lengths, new, device, graphs=False)
+    graphed = igot_tokens(model, lengths, new, device, graphs=True)
+    lead = lambda a, b: min(int((a[i] != b[i]).nonzero()[0]) if (a[i] != b[i]).any() else new for i in range(len(a)))  # noqa: E731
+    return (f"graphed == eager: {bool(torch.equal(graphed, eager))}; tokens before the first difference from "
+            f"generate(): eager {lead(eager, reference)}/{new}, graphed {lead(graphed, reference)}/{new}")
 
 
 def copy_bandwidth(device: str) -> float:
@@ -122,8 +164,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--new", type=int, default=96, help="new tokens a timed call writes")
     parser.add_argument("--dtypes", default="float32,bfloat16")
-    parser.add_argument("--modes", default="one,batch,static,compiled,kernels",
+    parser.add_argument("--modes", default="one,batch,static,compiled,igot,kernels",
                         help="one: a chunk a call; batch: 4 chunks a call; static: + static cache; "
+                             "igot: igot's own loop (igot/decode.py), with and without CUDA graphs; "
                              "compiled: + compiled decode; kernels: each SDPA backend alone (one chunk)")
     parser.add_argument("--profile", action="store_true", help="profile 16 decode steps of one chunk")
     parser.add_argument("--tiny", action="store_true")
@@ -155,6 +198,10 @@ def main() -> None:
         if "compiled" in modes:
             runs.append(("4 chunks a call, static cache, compiled", lengths,
                          {"cache": "static", "compile_": True, "kernels": ours}))
+        if "igot" in modes:
+            runs.append(("4 chunks a call, igot's loop, no graphs", lengths, {"timed": timed_igot, "graphs": False}))
+            runs.append(("4 chunks a call, igot's loop, CUDA graphs (now)", lengths, {"timed": timed_igot, "graphs": True}))
+            print(f"{dtype_name}: {same_tokens(model, lengths, device)}", flush=True)
         if "kernels" in modes and device == "cuda":
             from torch.nn.attention import SDPBackend, sdpa_kernel
 

