@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
@@ -29,26 +30,39 @@ def ends_sentence(word: str) -> bool:
 
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
                start: float, end: float) -> Optional[str]:
-    """The speaker who talks most during [start, end]; the nearest turn when none overlaps.
+    """Who says the word during [start, end]: the speaker whose turns cover most of it; the
+    nearest turn when none overlaps.
 
+    Where turns overlap, several can cover the word alike (to within TIE): then it goes to
+    the turn whose start or end lies nearest the word. The stretch where two people talk at
+    once is the end of one turn and the start of the other, or a whole short turn inside a
+    long one (a back-channel): the finishing speaker's last words touch their turn's end, the
+    next one's first words their turn's start, a "yeah" both ends of its own short turn,
+    while the long turn only runs on over them.
     `starts` are the sorted turns' starts and `reach[i]` the latest end among turns[:i + 1],
     so only turns that can overlap the word are looked at, however much turns overlap.
     """
     if not turns:
         return None
     first, i = bisect.bisect_right(reach, start), bisect.bisect_right(starts, end)
-    overlap: dict[str, float] = {}
+    covered: dict[str, float] = {}
+    edge: dict[str, float] = {}
     for t in turns[first:i]:
         o = min(end, t.end) - max(start, t.start)
         if o > 0:
-            overlap[t.speaker] = overlap.get(t.speaker, 0.0) + o
-    if overlap:
-        return max(overlap, key=overlap.get)
+            covered[t.speaker] = covered.get(t.speaker, 0.0) + o
+            edge[t.speaker] = min(edge.get(t.speaker, math.inf), abs(start - t.start), abs(end - t.end))
+    if covered:
+        most = max(covered.values())
+        return min((s for s in covered if covered[s] >= most - TIE), key=edge.get)
     middle = (start + end) / 2
     nearest = [t for t in (turns[i - 1] if i > 0 else None, turns[i] if i < len(turns) else None) if t]
     return min(nearest, key=lambda t: min(abs(middle - t.start), abs(middle - t.end))).speaker
 
 
+# Turns covering a word to within this many seconds cover it alike: no diarizer places a
+# boundary finer than a few of its 17 ms frames.
+TIE = 0.05
 # A stretch of another speaker inside someone's sentence this short is a back-channel ("yeah",
 # "hmm", "uh-huh") or a diarization slip at a turn edge: it does not split the sentence.
 BACKCHANNEL_WORDS = 2
@@ -75,17 +89,25 @@ def split_sentences(words: Sequence[Word]) -> list[list[Word]]:
 def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Transcript:
     """Give every word a speaker, then make phrases: one sentence by one speaker each.
 
-    Words first take the speaker who talks most during them. Then, sentence by sentence, a
-    short stretch of another speaker (a back-channel, or a slip of the diarizer at a turn's
-    edge) goes to the speaker around it, so it does not split the sentence; a real change of
-    speaker (more than BACKCHANNEL_WORDS words or BACKCHANNEL_SECONDS) still starts a new
-    phrase. Speakers are renumbered S1, S2 … in order of first appearance.
+    Words first take the speaker the turns point at (`speaker_at`). Then, sentence by
+    sentence, a short stretch of another speaker between two stretches of the sentence's
+    speaker (a back-channel: "yeah", "mm-hmm") keeps its speaker and becomes its own phrase
+    right after the part of the sentence it interrupted, which stays whole. A short stretch
+    at a sentence's edge by the speaker of the sentence beyond that edge is a slip of the
+    diarizer (the turn changes at the full stop) and goes to the sentence's speaker; any
+    other stays its own phrase. A real change of speaker (more than BACKCHANNEL_WORDS words
+    or BACKCHANNEL_SECONDS) still starts a new phrase. So phrases are in reading order, and
+    a back-channel's phrase can start before the end of the phrase just before it.
+    Speakers are renumbered S1, S2 … in order of first appearance.
     """
     turns = sorted(turns, key=lambda t: t.start)
     starts = [t.start for t in turns]
     reach = list(itertools.accumulate((t.end for t in turns), max))
     words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end) or "1") for w in transcript.words]
-    runs = [run for sentence in split_sentences(words) for run in _absorb_backchannels(_runs(sentence))]
+    sentences = split_sentences(words)
+    runs = [run for k, sentence in enumerate(sentences)
+            for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
+                                      sentences[k + 1][0].speaker if k + 1 < len(sentences) else None)]
     order: dict[str, str] = {}  # diarizer's id -> our id, in order of first appearance
     phrases = []
     for run in runs:
@@ -110,18 +132,34 @@ def _is_backchannel(run: list[Word]) -> bool:
     return len(run) <= BACKCHANNEL_WORDS and run[-1].end - run[0].start <= BACKCHANNEL_SECONDS
 
 
-def _absorb_backchannels(runs: list[list[Word]]) -> list[list[Word]]:
-    """Give each short run inside a sentence to its larger neighbour, shortest first."""
-    runs = [list(r) for r in runs]
-    while len(runs) > 1:
-        short = [i for i, r in enumerate(runs) if _is_backchannel(r)]
+def _sentence_runs(runs: list[list[Word]], before: Optional[str] = None, after: Optional[str] = None) -> list[list[Word]]:
+    """One sentence's runs as phrases, shortest short run first: a back-channel is taken out and
+    put after the part it interrupted; a slip (see below) or a short run between two other
+    speakers goes to its larger neighbour. `before`/`after`: who speaks next to the sentence."""
+    parts = [(list(r), []) for r in runs]  # (words, back-channels said during them)
+    while len(parts) > 1:
+        # At the sentence's edge, a short run goes on the neighbouring sentence's speaker: the
+        # turn changes at the full stop and the diarizer slipped. Otherwise it is left alone.
+        short = [i for i, (r, _) in enumerate(parts) if _is_backchannel(r)
+                 and (0 < i < len(parts) - 1 or r[0].speaker == (before if i == 0 else after))]
         if not short:
             break
-        i = min(short, key=lambda k: (len(runs[k]), runs[k][-1].end - runs[k][0].start))
-        j = max((k for k in (i - 1, i + 1) if 0 <= k < len(runs)), key=lambda k: len(runs[k]))
-        runs[i] = [replace(w, speaker=runs[j][0].speaker) for w in runs[i]]
-        runs = _runs([w for r in runs for w in r])
-    return runs
+        i = min(short, key=lambda k: (len(parts[k][0]), parts[k][0][-1].end - parts[k][0][0].start))
+        who = [r[0].speaker for r, _ in parts]
+        if 0 < i < len(parts) - 1 and who[i - 1] == who[i + 1] != who[i]:
+            (said, heard), (words, inner), (later, more) = parts[i - 1:i + 2]
+            parts[i - 1:i + 2] = [(said + later, heard + [words] + inner + more)]
+            continue
+        j = max((k for k in (i - 1, i + 1) if 0 <= k < len(parts)), key=lambda k: len(parts[k][0]))
+        parts[i] = ([replace(w, speaker=who[j]) for w in parts[i][0]], parts[i][1])
+        merged: list[tuple[list[Word], list[list[Word]]]] = []
+        for words, heard in parts:
+            if merged and merged[-1][0][0].speaker == words[0].speaker:
+                merged[-1] = (merged[-1][0] + words, merged[-1][1] + heard)
+            else:
+                merged.append((words, heard))
+        parts = merged
+    return [r for words, heard in parts for r in [words] + sorted(heard, key=lambda b: b[0].start)]
 
 
 def _phrase(words: list[Word], language: Optional[str]) -> Phrase:

@@ -191,3 +191,22 @@ def pairs(voices: Sequence[Voice], count: int, seed: int) -> list[tuple[Voice, V
     every = [(a, b) for i, a in enumerate(voices) for b in voices[i + 1:]]
     return [every[i] for i in rng.permutation(len(every))[:count]]
 
+
+
+def coarse_turns(turns: Sequence[SpeakerTurn], seed: int, jitter: tuple[float, float] = (0.1, 0.3),
+                 miss_short: float = 0.5, short: float = 1.0, join: float = 0.5) -> list[SpeakerTurn]:
+    """Turns as a diarizer errs: every boundary moved 0.1-0.3 s either way, half the short
+    turns (back-channels) missed, and one person's turns less than `join` s apart joined."""
+    rng = np.random.default_rng(seed)
+    moved = []
+    for t in turns:
+        start, end = (x + rng.choice((-1, 1)) * rng.uniform(*jitter) for x in (t.start, t.end))
+        if end - start >= 0.1 and not (t.end - t.start < short and rng.random() < miss_short):
+            moved.append(SpeakerTurn(t.speaker, max(0.0, float(start)), float(end)))
+    joined: list[SpeakerTurn] = []
+    for t in sorted(moved, key=lambda t: (t.speaker, t.start)):
+        if joined and joined[-1].speaker == t.speaker and t.start - joined[-1].end < join:
+            joined[-1] = SpeakerTurn(t.speaker, joined[-1].start, max(joined[-1].end, t.end))
+        else:
+            joined.append(t)
+    return sorted(joined, key=lambda t: t.start)
