@@ -103,7 +103,9 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     turns = sorted(turns, key=lambda t: t.start)
     starts = [t.start for t in turns]
     reach = list(itertools.accumulate((t.end for t in turns), max))
-    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end) or "1") for w in transcript.words]
+    # In time order: a transcript that already has speakers holds back-channels after their sentence.
+    spoken = sorted(transcript.words, key=lambda w: w.start)
+    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end) or "1") for w in spoken]
     sentences = split_sentences(words)
     runs = [run for k, sentence in enumerate(sentences)
             for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,

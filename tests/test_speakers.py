@@ -64,6 +64,8 @@ def test_backchannel_inside_a_sentence_keeps_its_speaker_after_the_sentence():
                                                          ("S2", "yeah"), ("S2", "Okay.")]
     assert out.phrases[1].start < out.phrases[0].end
     assert sorted(w.text for w in out.words) == sorted(w.text for w in t.words)
+    again = assign_speakers(out, turns)  # from a saved transcript: the same phrases
+    assert [(p.speaker, p.text) for p in again.phrases] == [(p.speaker, p.text) for p in out.phrases]
 
 
 def test_backchannel_goes_after_its_part_when_the_sentence_changes_speaker():
