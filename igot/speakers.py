@@ -29,16 +29,16 @@ def ends_sentence(word: str) -> bool:
 
 
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
-               start: float, end: float) -> Optional[str]:
+               start: float, end: float, touching: Mapping[int, float] = {}) -> Optional[str]:
     """Who says the word during [start, end]: the speaker whose turns cover most of it; the
     nearest turn when none overlaps.
 
-    Where turns overlap, several can cover the word alike (to within TIE): then it goes to
-    the turn whose start or end lies nearest the word. The stretch where two people talk at
-    once is the end of one turn and the start of the other, or a whole short turn inside a
-    long one (a back-channel): the finishing speaker's last words touch their turn's end, the
-    next one's first words their turn's start, a "yeah" both ends of its own short turn,
-    while the long turn only runs on over them.
+    Where turns overlap, several can cover the word alike (to within TIE). Then a turn whose
+    edge the word touches wins (`touching`: index of such a turn in `turns` -> how far the
+    edge is): the stretch where two people talk at once is the end of one turn and the start
+    of the other, or a whole short turn inside a long one (a back-channel); the finishing
+    speaker's last word touches their turn's end, the next one's first word their turn's
+    start, a "yeah" both ends of its own short turn, while the long turn only runs on.
     `starts` are the sorted turns' starts and `reach[i]` the latest end among turns[:i + 1],
     so only turns that can overlap the word are looked at, however much turns overlap.
     """
@@ -47,17 +47,38 @@ def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Seq
     first, i = bisect.bisect_right(reach, start), bisect.bisect_right(starts, end)
     covered: dict[str, float] = {}
     edge: dict[str, float] = {}
-    for t in turns[first:i]:
+    for k in range(first, i):
+        t = turns[k]
         o = min(end, t.end) - max(start, t.start)
         if o > 0:
             covered[t.speaker] = covered.get(t.speaker, 0.0) + o
-            edge[t.speaker] = min(edge.get(t.speaker, math.inf), abs(start - t.start), abs(end - t.end))
+            if k in touching:
+                edge[t.speaker] = min(edge.get(t.speaker, math.inf), touching[k])
     if covered:
         most = max(covered.values())
-        return min((s for s in covered if covered[s] >= most - TIE), key=edge.get)
+        tied = [s for s in edge if covered[s] >= most - TIE]
+        return min(tied, key=edge.get) if tied else max(covered, key=covered.get)
     middle = (start + end) / 2
     nearest = [t for t in (turns[i - 1] if i > 0 else None, turns[i] if i < len(turns) else None) if t]
     return min(nearest, key=lambda t: min(abs(middle - t.start), abs(middle - t.end))).speaker
+
+
+def touched_edges(turns: Sequence[SpeakerTurn], words: Sequence[Word]) -> list[dict[int, float]]:
+    """Per word, the turns whose start (or end) lies nearer its start (end) than any other
+    word's, with that distance: the edges the word touches. `words` in time order."""
+    touching: list[dict[int, float]] = [{} for _ in words]
+    by_start = [w.start for w in words]
+    ends = sorted((w.end, k) for k, w in enumerate(words))
+    by_end = [e for e, _ in ends]
+    for k, t in enumerate(turns):
+        for edge, times, index in ((t.start, by_start, None), (t.end, by_end, ends)):
+            j = bisect.bisect_left(times, edge)
+            near = min((c for c in (j - 1, j) if 0 <= c < len(times)), key=lambda c: abs(times[c] - edge), default=None)
+            if near is not None:
+                w = near if index is None else index[near][1]
+                if abs(times[near] - edge) <= TIE and min(words[w].end, t.end) > max(words[w].start, t.start):
+                    touching[w][k] = min(touching[w].get(k, math.inf), abs(times[near] - edge))
+    return touching
 
 
 # Turns covering a word to within this many seconds cover it alike: no diarizer places a
@@ -105,7 +126,9 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     reach = list(itertools.accumulate((t.end for t in turns), max))
     # In time order: a transcript that already has speakers holds back-channels after their sentence.
     spoken = sorted(transcript.words, key=lambda w: w.start)
-    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end) or "1") for w in spoken]
+    touching = touched_edges(turns, spoken)
+    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end, touching[k]) or "1")
+             for k, w in enumerate(spoken)]
     sentences = split_sentences(words)
     runs = [run for k, sentence in enumerate(sentences)
             for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
