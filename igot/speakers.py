@@ -114,9 +114,9 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     sentence, a short stretch of another speaker between two stretches of the sentence's
     speaker (a back-channel: "yeah", "mm-hmm") keeps its speaker and becomes its own phrase
     right after the part of the sentence it interrupted, which stays whole. A short stretch
-    at a sentence's edge by the speaker of the sentence beyond that edge is a slip of the
-    diarizer (the turn changes at the full stop) and goes to the sentence's speaker; any
-    other stays its own phrase. A real change of speaker (more than BACKCHANNEL_WORDS words
+    at a sentence's edge by the speaker of the sentence beyond that edge, with no turn edge
+    of its speaker right at it, is a slip of the diarizer (the turn changes at the full stop)
+    and goes to the sentence's speaker; any other stays its own phrase. A real change of speaker (more than BACKCHANNEL_WORDS words
     or BACKCHANNEL_SECONDS) still starts a new phrase. So phrases are in reading order, and
     a back-channel's phrase can start before the end of the phrase just before it.
     Speakers are renumbered S1, S2 … in order of first appearance.
@@ -129,10 +129,12 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     touching = touched_edges(turns, spoken)
     words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end, touching[k]) or "1")
              for k, w in enumerate(spoken)]
+    # Words right at an edge of their speaker's turn: the turns pin them on that speaker.
+    pinned = {id(w) for w, edges in zip(words, touching) if any(turns[k].speaker == w.speaker for k in edges)}
     sentences = split_sentences(words)
     runs = [run for k, sentence in enumerate(sentences)
             for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
-                                      sentences[k + 1][0].speaker if k + 1 < len(sentences) else None)]
+                                      sentences[k + 1][0].speaker if k + 1 < len(sentences) else None, pinned)]
     order: dict[str, str] = {}  # diarizer's id -> our id, in order of first appearance
     phrases = []
     for run in runs:
@@ -157,16 +159,18 @@ def _is_backchannel(run: list[Word]) -> bool:
     return len(run) <= BACKCHANNEL_WORDS and run[-1].end - run[0].start <= BACKCHANNEL_SECONDS
 
 
-def _sentence_runs(runs: list[list[Word]], before: Optional[str] = None, after: Optional[str] = None) -> list[list[Word]]:
+def _sentence_runs(runs: list[list[Word]], before: Optional[str], after: Optional[str], pinned: set[int]) -> list[list[Word]]:
     """One sentence's runs as phrases, shortest short run first: a back-channel is taken out and
     put after the part it interrupted; a slip (see below) or a short run between two other
-    speakers goes to its larger neighbour. `before`/`after`: who speaks next to the sentence."""
+    speakers goes to its larger neighbour. `before`/`after`: who speaks next to the sentence;
+    `pinned`: ids of the words that touch an edge of their own speaker's turn."""
     parts = [(list(r), []) for r in runs]  # (words, back-channels said during them)
     while len(parts) > 1:
-        # At the sentence's edge, a short run goes on the neighbouring sentence's speaker: the
-        # turn changes at the full stop and the diarizer slipped. Otherwise it is left alone.
-        short = [i for i, (r, _) in enumerate(parts) if _is_backchannel(r)
-                 and (0 < i < len(parts) - 1 or r[0].speaker == (before if i == 0 else after))]
+        # A short run at the sentence's edge by the speaker beyond the full stop is a slip of
+        # the diarizer (the turn changes at the full stop), unless a turn edge of its speaker
+        # lies right at one of its words: then the turns say who spoke, and it stays.
+        short = [i for i, (r, _) in enumerate(parts) if _is_backchannel(r) and (0 < i < len(parts) - 1 or (
+                 r[0].speaker == (before if i == 0 else after) and not any(id(w) in pinned for w in r)))]
         if not short:
             break
         i = min(short, key=lambda k: (len(parts[k][0]), parts[k][0][-1].end - parts[k][0][0].start))
