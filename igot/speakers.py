@@ -10,7 +10,7 @@ import bisect
 import itertools
 import math
 from dataclasses import replace
-from typing import Mapping, Optional, Sequence, Union
+from typing import Collection, Mapping, Optional, Sequence, Union
 
 from igot.errors import IgotError
 from igot.links import link_at
@@ -93,15 +93,17 @@ SENTENCE_PAUSE = 2.0
 MAX_SENTENCE_WORDS = 80
 
 
-def split_sentences(words: Sequence[Word]) -> list[list[Word]]:
-    """Cut the word stream after sentence-ending punctuation, long pauses, or very long runs."""
+def split_sentences(words: Sequence[Word], interjections: Collection[int] = ()) -> list[list[Word]]:
+    """Cut the word stream after sentence-ending punctuation, long pauses, or very long runs.
+    The full stop of an interjection (index in `interjections`: "Yeah." said inside someone
+    else's sentence) does not end that sentence."""
     sentences: list[list[Word]] = []
     current: list[Word] = []
     for i, word in enumerate(words):
         current.append(word)
         following = words[i + 1] if i + 1 < len(words) else None
-        if (following is None or ends_sentence(word.text) or following.start - word.end >= SENTENCE_PAUSE
-                or len(current) >= MAX_SENTENCE_WORDS):
+        if (following is None or (ends_sentence(word.text) and i not in interjections)
+                or following.start - word.end >= SENTENCE_PAUSE or len(current) >= MAX_SENTENCE_WORDS):
             sentences.append(current)
             current = []
     return sentences
@@ -131,7 +133,7 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
              for k, w in enumerate(spoken)]
     # Words right at an edge of their speaker's turn: the turns pin them on that speaker.
     pinned = {id(w) for w, edges in zip(words, touching) if any(turns[k].speaker == w.speaker for k in edges)}
-    sentences = split_sentences(words)
+    sentences = split_sentences(words, _interjections(words))
     runs = [run for k, sentence in enumerate(sentences)
             for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
                                       sentences[k + 1][0].speaker if k + 1 < len(sentences) else None, pinned)]
@@ -153,6 +155,17 @@ def _runs(words: list[Word]) -> list[list[Word]]:
         else:
             runs.append([w])
     return runs
+
+
+def _interjections(words: list[Word]) -> set[int]:
+    """Indices of the words of short runs between two runs of one other speaker."""
+    runs = _runs(words)
+    found, k = set(), 0
+    for i, run in enumerate(runs):
+        if 0 < i < len(runs) - 1 and runs[i - 1][0].speaker == runs[i + 1][0].speaker and _is_backchannel(run):
+            found.update(range(k, k + len(run)))
+        k += len(run)
+    return found
 
 
 def _is_backchannel(run: list[Word]) -> bool:

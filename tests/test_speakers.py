@@ -68,6 +68,15 @@ def test_backchannel_inside_a_sentence_keeps_its_speaker_after_the_sentence():
     assert [(p.speaker, p.text) for p in again.phrases] == [(p.speaker, p.text) for p in out.phrases]
 
 
+def test_backchannel_with_a_full_stop_does_not_end_the_sentence_around_it():
+    """Whisper writes B's interjection "Yeah." with a full stop, inside A's sentence."""
+    t = whisper_output(words_at("The onboarding took me Yeah. about ten minutes to finish.", 0.0))
+    turns = [SpeakerTurn("A", 0.0, 4.2), SpeakerTurn("B", 1.6, 1.9)]
+    out = assign_speakers(t, turns)
+    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "The onboarding took me about ten minutes to finish."),
+                                                         ("S2", "Yeah.")]
+
+
 def test_backchannel_goes_after_its_part_when_the_sentence_changes_speaker():
     """A's part of an unpunctuated sentence is interrupted by B's "right", then B takes over."""
     t = whisper_output(words_at("so what did right you think of it I found the sign up page confusing", 0.0))
