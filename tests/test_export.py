@@ -317,7 +317,7 @@ def test_overlapping_phrase_times_never_overlap_in_subtitles():
 def test_backchannel_phrase_after_its_sentence_in_subtitles_and_documents():
     """A back-channel's phrase comes after the sentence it interrupted though it started
     earlier: cues stay in start-time order (WebVTT requires it) and never overlap, and every
-    export reads sentence, then "yeah", then the next sentence."""
+    export (the Google Doc's HTML too) reads sentence, then "yeah", then the next sentence."""
     from igot.speakers import assign_speakers
     from igot.transcript import SpeakerTurn
 
@@ -334,7 +334,9 @@ def test_backchannel_phrase_after_its_sentence_in_subtitles_and_documents():
             assert s1 < e1 <= s2 < e2
         assert [text.split(": ", 1)[1] for *_, text in cues][-2:] == ["yeah", "Why?"]
         assert cues[-3][2].endswith("steps.")
-    for page in (to_markdown(t), to_html(t)):
+    from igot.gdoc import doc_html
+
+    for page in (to_markdown(t), to_html(t), doc_html(t)):
         assert page.index("all the steps.") < page.index("yeah") < page.index("Why?")
 
 
