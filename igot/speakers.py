@@ -29,7 +29,7 @@ def ends_sentence(word: str) -> bool:
 
 
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
-               start: float, end: float, touching: Mapping[int, float] = {}) -> Optional[str]:
+               start: float, end: float, touching: Optional[Mapping[int, float]] = None) -> Optional[str]:
     """Who says the word during [start, end]: the speaker whose turns cover most of it; the
     nearest turn when none overlaps.
 
@@ -52,7 +52,7 @@ def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Seq
         o = min(end, t.end) - max(start, t.start)
         if o > 0:
             covered[t.speaker] = covered.get(t.speaker, 0.0) + o
-            if k in touching:
+            if touching and k in touching:
                 edge[t.speaker] = min(edge.get(t.speaker, math.inf), touching[k])
     if covered:
         most = max(covered.values())
@@ -81,8 +81,8 @@ def touched_edges(turns: Sequence[SpeakerTurn], words: Sequence[Word]) -> list[d
     return touching
 
 
-# Turns covering a word to within this many seconds cover it alike: no diarizer places a
-# boundary finer than a few of its 17 ms frames.
+# Turns covering a word to within this many seconds cover it alike, and a turn edge this near
+# a word's touches it: a frame-level diarizer's boundaries are good to a few of its 17 ms frames.
 TIE = 0.05
 # A stretch of another speaker inside someone's sentence this short is a back-channel ("yeah",
 # "hmm", "uh-huh") or a diarization slip at a turn edge: it does not split the sentence.
@@ -118,9 +118,10 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     right after the part of the sentence it interrupted, which stays whole. A short stretch
     at a sentence's edge by the speaker of the sentence beyond that edge, with no turn edge
     of its speaker right at it, is a slip of the diarizer (the turn changes at the full stop)
-    and goes to the sentence's speaker; any other stays its own phrase. A real change of speaker (more than BACKCHANNEL_WORDS words
-    or BACKCHANNEL_SECONDS) still starts a new phrase. So phrases are in reading order, and
-    a back-channel's phrase can start before the end of the phrase just before it.
+    and goes to the sentence's speaker; any other stays its own phrase. A real change of
+    speaker (more than BACKCHANNEL_WORDS words or BACKCHANNEL_SECONDS) still starts a new
+    phrase. So phrases are in reading order, and a back-channel's phrase can start before
+    the end of the phrase just before it.
     Speakers are renumbered S1, S2 … in order of first appearance.
     """
     turns = sorted(turns, key=lambda t: t.start)

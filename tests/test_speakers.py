@@ -77,6 +77,15 @@ def test_backchannel_with_a_full_stop_does_not_end_the_sentence_around_it():
                                                          ("S2", "Yeah.")]
 
 
+def test_short_answer_between_two_questions_stays_in_its_place():
+    """A short answer is not a back-channel: its sentence is not A's."""
+    t = whisper_output(words_at("Did you like it?", 0.0), [("Yes.", 1.7, 2.0)], words_at("Great, tell me more.", 2.3))
+    turns = [SpeakerTurn("A", 0.0, 1.5), SpeakerTurn("B", 1.68, 2.02), SpeakerTurn("A", 2.3, 3.9)]
+    out = assign_speakers(t, turns)
+    assert [(p.speaker, p.text) for p in out.phrases] == [("S1", "Did you like it?"), ("S2", "Yes."),
+                                                         ("S1", "Great, tell me more.")]
+
+
 def test_backchannel_goes_after_its_part_when_the_sentence_changes_speaker():
     """A's part of an unpunctuated sentence is interrupted by B's "right", then B takes over."""
     t = whisper_output(words_at("so what did right you think of it I found the sign up page confusing", 0.0))
