@@ -65,8 +65,11 @@ def score(truth, turns, uem, words, true_speakers, assign) -> dict:
 
 
 def igot_words(words, turns):
+    """`words` with iGot's speakers, in their order: phrases are in reading order, where a
+    back-channel comes after the sentence it interrupted, so words are matched by time and text."""
     t = Transcript(Source("benchmark"), "en", phrases=[Phrase("", words[0].start, words[-1].end, "", words=list(words))] if words else [])
-    return assign_speakers(t, turns).words
+    found = {(w.start, w.end, w.text): w for w in assign_speakers(t, turns).words}
+    return [found[(w.start, w.end, w.text)] for w in words]
 
 
 def main() -> None:

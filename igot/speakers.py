@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 from dataclasses import replace
-from typing import Mapping, Optional, Sequence, Union
+from typing import Collection, Mapping, Optional, Sequence, Union
 
 from igot.errors import IgotError
 from igot.links import link_at
@@ -28,27 +29,61 @@ def ends_sentence(word: str) -> bool:
 
 
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
-               start: float, end: float) -> Optional[str]:
-    """The speaker who talks most during [start, end]; the nearest turn when none overlaps.
+               start: float, end: float, touching: Optional[Mapping[int, float]] = None) -> Optional[str]:
+    """Who says the word during [start, end]: the speaker whose turns cover most of it; the
+    nearest turn when none overlaps.
 
+    Where turns overlap, several can cover the word alike (to within TIE). Then a turn whose
+    edge the word touches wins (`touching`: index of such a turn in `turns` -> how far the
+    edge is): the stretch where two people talk at once is the end of one turn and the start
+    of the other, or a whole short turn inside a long one (a back-channel); the finishing
+    speaker's last word touches their turn's end, the next one's first word their turn's
+    start, a "yeah" both ends of its own short turn, while the long turn only runs on.
     `starts` are the sorted turns' starts and `reach[i]` the latest end among turns[:i + 1],
     so only turns that can overlap the word are looked at, however much turns overlap.
     """
     if not turns:
         return None
     first, i = bisect.bisect_right(reach, start), bisect.bisect_right(starts, end)
-    overlap: dict[str, float] = {}
-    for t in turns[first:i]:
+    covered: dict[str, float] = {}
+    edge: dict[str, float] = {}
+    for k in range(first, i):
+        t = turns[k]
         o = min(end, t.end) - max(start, t.start)
         if o > 0:
-            overlap[t.speaker] = overlap.get(t.speaker, 0.0) + o
-    if overlap:
-        return max(overlap, key=overlap.get)
+            covered[t.speaker] = covered.get(t.speaker, 0.0) + o
+            if touching and k in touching:
+                edge[t.speaker] = min(edge.get(t.speaker, math.inf), touching[k])
+    if covered:
+        most = max(covered.values())
+        tied = [s for s in edge if covered[s] >= most - TIE]
+        return min(tied, key=edge.get) if tied else max(covered, key=covered.get)
     middle = (start + end) / 2
     nearest = [t for t in (turns[i - 1] if i > 0 else None, turns[i] if i < len(turns) else None) if t]
     return min(nearest, key=lambda t: min(abs(middle - t.start), abs(middle - t.end))).speaker
 
 
+def touched_edges(turns: Sequence[SpeakerTurn], words: Sequence[Word]) -> list[dict[int, float]]:
+    """Per word, the turns whose start (or end) lies nearer its start (end) than any other
+    word's, with that distance: the edges the word touches. `words` in time order."""
+    touching: list[dict[int, float]] = [{} for _ in words]
+    by_start = [w.start for w in words]
+    ends = sorted((w.end, k) for k, w in enumerate(words))
+    by_end = [e for e, _ in ends]
+    for k, t in enumerate(turns):
+        for edge, times, index in ((t.start, by_start, None), (t.end, by_end, ends)):
+            j = bisect.bisect_left(times, edge)
+            near = min((c for c in (j - 1, j) if 0 <= c < len(times)), key=lambda c: abs(times[c] - edge), default=None)
+            if near is not None:
+                w = near if index is None else index[near][1]
+                if abs(times[near] - edge) <= TIE and min(words[w].end, t.end) > max(words[w].start, t.start):
+                    touching[w][k] = min(touching[w].get(k, math.inf), abs(times[near] - edge))
+    return touching
+
+
+# Turns covering a word to within this many seconds cover it alike, and a turn edge this near
+# a word's touches it: a frame-level diarizer's boundaries are good to a few of its 17 ms frames.
+TIE = 0.05
 # A stretch of another speaker inside someone's sentence this short is a back-channel ("yeah",
 # "hmm", "uh-huh") or a diarization slip at a turn edge: it does not split the sentence.
 BACKCHANNEL_WORDS = 2
@@ -58,15 +93,17 @@ SENTENCE_PAUSE = 2.0
 MAX_SENTENCE_WORDS = 80
 
 
-def split_sentences(words: Sequence[Word]) -> list[list[Word]]:
-    """Cut the word stream after sentence-ending punctuation, long pauses, or very long runs."""
+def split_sentences(words: Sequence[Word], interjections: Collection[int] = ()) -> list[list[Word]]:
+    """Cut the word stream after sentence-ending punctuation, long pauses, or very long runs.
+    The full stop of an interjection (index in `interjections`: "Yeah." said inside someone
+    else's sentence) does not end that sentence."""
     sentences: list[list[Word]] = []
     current: list[Word] = []
     for i, word in enumerate(words):
         current.append(word)
         following = words[i + 1] if i + 1 < len(words) else None
-        if (following is None or ends_sentence(word.text) or following.start - word.end >= SENTENCE_PAUSE
-                or len(current) >= MAX_SENTENCE_WORDS):
+        if (following is None or (ends_sentence(word.text) and i not in interjections)
+                or following.start - word.end >= SENTENCE_PAUSE or len(current) >= MAX_SENTENCE_WORDS):
             sentences.append(current)
             current = []
     return sentences
@@ -75,17 +112,32 @@ def split_sentences(words: Sequence[Word]) -> list[list[Word]]:
 def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Transcript:
     """Give every word a speaker, then make phrases: one sentence by one speaker each.
 
-    Words first take the speaker who talks most during them. Then, sentence by sentence, a
-    short stretch of another speaker (a back-channel, or a slip of the diarizer at a turn's
-    edge) goes to the speaker around it, so it does not split the sentence; a real change of
+    Words first take the speaker the turns point at (`speaker_at`). Then, sentence by
+    sentence, a short stretch of another speaker between two stretches of the sentence's
+    speaker (a back-channel: "yeah", "mm-hmm") keeps its speaker and becomes its own phrase
+    right after the part of the sentence it interrupted, which stays whole. A short stretch
+    at a sentence's edge by the speaker of the sentence beyond that edge, with no turn edge
+    of its speaker right at it, is a slip of the diarizer (the turn changes at the full stop)
+    and goes to the sentence's speaker; any other stays its own phrase. A real change of
     speaker (more than BACKCHANNEL_WORDS words or BACKCHANNEL_SECONDS) still starts a new
-    phrase. Speakers are renumbered S1, S2 … in order of first appearance.
+    phrase. So phrases are in reading order, and a back-channel's phrase can start before
+    the end of the phrase just before it.
+    Speakers are renumbered S1, S2 … in order of first appearance.
     """
     turns = sorted(turns, key=lambda t: t.start)
     starts = [t.start for t in turns]
     reach = list(itertools.accumulate((t.end for t in turns), max))
-    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end) or "1") for w in transcript.words]
-    runs = [run for sentence in split_sentences(words) for run in _absorb_backchannels(_runs(sentence))]
+    # In time order: a transcript that already has speakers holds back-channels after their sentence.
+    spoken = sorted(transcript.words, key=lambda w: w.start)
+    touching = touched_edges(turns, spoken)
+    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end, touching[k]) or "1")
+             for k, w in enumerate(spoken)]
+    # Words right at an edge of their speaker's turn: the turns pin them on that speaker.
+    pinned = {id(w) for w, edges in zip(words, touching) if any(turns[k].speaker == w.speaker for k in edges)}
+    sentences = split_sentences(words, _interjections(words))
+    runs = [run for k, sentence in enumerate(sentences)
+            for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
+                                      sentences[k + 1][0].speaker if k + 1 < len(sentences) else None, pinned)]
     order: dict[str, str] = {}  # diarizer's id -> our id, in order of first appearance
     phrases = []
     for run in runs:
@@ -106,22 +158,51 @@ def _runs(words: list[Word]) -> list[list[Word]]:
     return runs
 
 
+def _interjections(words: list[Word]) -> set[int]:
+    """Indices of the words of short runs between two runs of one other speaker."""
+    runs = _runs(words)
+    found, k = set(), 0
+    for i, run in enumerate(runs):
+        if 0 < i < len(runs) - 1 and runs[i - 1][0].speaker == runs[i + 1][0].speaker and _is_backchannel(run):
+            found.update(range(k, k + len(run)))
+        k += len(run)
+    return found
+
+
 def _is_backchannel(run: list[Word]) -> bool:
     return len(run) <= BACKCHANNEL_WORDS and run[-1].end - run[0].start <= BACKCHANNEL_SECONDS
 
 
-def _absorb_backchannels(runs: list[list[Word]]) -> list[list[Word]]:
-    """Give each short run inside a sentence to its larger neighbour, shortest first."""
-    runs = [list(r) for r in runs]
-    while len(runs) > 1:
-        short = [i for i, r in enumerate(runs) if _is_backchannel(r)]
+def _sentence_runs(runs: list[list[Word]], before: Optional[str], after: Optional[str], pinned: set[int]) -> list[list[Word]]:
+    """One sentence's runs as phrases, shortest short run first: a back-channel is taken out and
+    put after the part it interrupted; a slip (see below) or a short run between two other
+    speakers goes to its larger neighbour. `before`/`after`: who speaks next to the sentence;
+    `pinned`: ids of the words that touch an edge of their own speaker's turn."""
+    parts = [(list(r), []) for r in runs]  # (words, back-channels said during them)
+    while len(parts) > 1:
+        # A short run at the sentence's edge by the speaker beyond the full stop is a slip of
+        # the diarizer (the turn changes at the full stop), unless a turn edge of its speaker
+        # lies right at one of its words: then the turns say who spoke, and it stays.
+        short = [i for i, (r, _) in enumerate(parts) if _is_backchannel(r) and (0 < i < len(parts) - 1 or (
+                 r[0].speaker == (before if i == 0 else after) and not any(id(w) in pinned for w in r)))]
         if not short:
             break
-        i = min(short, key=lambda k: (len(runs[k]), runs[k][-1].end - runs[k][0].start))
-        j = max((k for k in (i - 1, i + 1) if 0 <= k < len(runs)), key=lambda k: len(runs[k]))
-        runs[i] = [replace(w, speaker=runs[j][0].speaker) for w in runs[i]]
-        runs = _runs([w for r in runs for w in r])
-    return runs
+        i = min(short, key=lambda k: (len(parts[k][0]), parts[k][0][-1].end - parts[k][0][0].start))
+        who = [r[0].speaker for r, _ in parts]
+        if 0 < i < len(parts) - 1 and who[i - 1] == who[i + 1] != who[i]:
+            (said, heard), (words, inner), (later, more) = parts[i - 1:i + 2]
+            parts[i - 1:i + 2] = [(said + later, heard + [words] + inner + more)]
+            continue
+        j = max((k for k in (i - 1, i + 1) if 0 <= k < len(parts)), key=lambda k: len(parts[k][0]))
+        parts[i] = ([replace(w, speaker=who[j]) for w in parts[i][0]], parts[i][1])
+        merged: list[tuple[list[Word], list[list[Word]]]] = []
+        for words, heard in parts:
+            if merged and merged[-1][0][0].speaker == words[0].speaker:
+                merged[-1] = (merged[-1][0] + words, merged[-1][1] + heard)
+            else:
+                merged.append((words, heard))
+        parts = merged
+    return [r for words, heard in parts for r in [words] + sorted(heard, key=lambda b: b[0].start)]
 
 
 def _phrase(words: list[Word], language: Optional[str]) -> Phrase:

@@ -93,6 +93,7 @@ class Transcript:
     # --- helpers -----------------------------------------------------------------------------
     @property
     def words(self) -> list[Word]:
+        """In reading order: a back-channel's words come after the sentence it interrupted."""
         return [w for p in self.phrases for w in p.words]
 
     def speaker_name(self, speaker_id: str) -> str:

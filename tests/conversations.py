@@ -21,9 +21,10 @@ from typing import Sequence
 import numpy as np
 
 from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio
-from igot.evaluate import read_rttm
+from igot.evaluate import read_rttm, right_speaker_share
+from igot.speakers import assign_speakers, ends_sentence
 from igot.transcribe import transcribe
-from igot.transcript import SpeakerTurn, Word
+from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
 
 RECORDINGS = Path(__file__).resolve().parent / "data" / "recordings"
 
@@ -191,3 +192,87 @@ def pairs(voices: Sequence[Voice], count: int, seed: int) -> list[tuple[Voice, V
     every = [(a, b) for i, a in enumerate(voices) for b in voices[i + 1:]]
     return [every[i] for i in rng.permutation(len(every))[:count]]
 
+
+
+# Turns as diarizers give them (keyword arguments of coarse_turns): "fine", boundaries to a few
+# hundredths of a second as a frame-level diarizer places them; "coarse", a window-based one.
+DIARIZER_ERRORS = {"fine": {"jitter": (0.0, 0.05), "miss_short": 0.2, "join": 0.2}, "coarse": {}}
+
+
+def coarse_turns(turns: Sequence[SpeakerTurn], seed: int, jitter: tuple[float, float] = (0.1, 0.3),
+                 miss_short: float = 0.5, short: float = 1.0, join: float = 0.5) -> list[SpeakerTurn]:
+    """Turns as a diarizer errs: every boundary moved 0.1-0.3 s either way, half the short
+    turns (back-channels) missed, and one person's turns less than `join` s apart joined."""
+    rng = np.random.default_rng(seed)
+    moved = []
+    for t in turns:
+        start, end = (x + rng.choice((-1, 1)) * rng.uniform(*jitter) for x in (t.start, t.end))
+        if end - start >= 0.1 and not (t.end - t.start < short and rng.random() < miss_short):
+            moved.append(SpeakerTurn(t.speaker, max(0.0, float(start)), float(end)))
+    joined: list[SpeakerTurn] = []
+    for t in sorted(moved, key=lambda t: (t.speaker, t.start)):
+        if joined and joined[-1].speaker == t.speaker and t.start - joined[-1].end < join:
+            joined[-1] = SpeakerTurn(t.speaker, joined[-1].start, max(joined[-1].end, t.end))
+        else:
+            joined.append(t)
+    return sorted(joined, key=lambda t: t.start)
+
+
+def words_to_speakers(words, turns) -> list[Word]:
+    """`words` with the speakers iGot gives them, in the same order (phrases are in reading
+    order, where a back-channel comes after the sentence it interrupted)."""
+    return [w for _, w in phrases_of(words, turns)]
+
+
+def phrases_of(words, turns) -> list[tuple[int, Word]]:
+    """For each of `words`, the index of its phrase and the word as iGot gives it."""
+    plain = [Word(w.text, w.start, w.end) for w in words]
+    out = assign_speakers(Transcript(Source("interview"), "en", phrases=[Phrase("", 0, 0, "", words=plain)]), turns)
+    found = {(w.start, w.end, w.text): (k, w) for k, p in enumerate(out.phrases) for w in p.words}
+    return [found[(w.start, w.end, w.text)] for w in words]
+
+
+def turn_taking(c, turns) -> dict:
+    """How iGot's phrases follow the conversation `c` when given `turns`: right words (pooled
+    count), back-channels kept apart on the right speaker without splitting the sentence they
+    fell in, and changes of speaker mid-sentence kept."""
+    found = phrases_of(c.words, turns)
+    speakers = [w.speaker for _, w in found]
+    right = right_speaker_share(speakers, [w.speaker for w in c.words])
+    # Found speaker -> true one, most words first (for two people, the share's best mapping).
+    votes: dict[tuple, int] = {}
+    for f, w in zip(speakers, c.words):
+        votes[(f, w.speaker)] = votes.get((f, w.speaker), 0) + 1
+    mapping = {}
+    for (f, t), _ in sorted(votes.items(), key=lambda kv: -kv[1]):
+        if f not in mapping and t not in mapping.values():
+            mapping[f] = t
+    backchannels = kept = 0
+    for k, w in enumerate(c.words):
+        if not any(t.speaker == w.speaker and (t.start, t.end) == (w.start, w.end) for t in c.turns):
+            continue
+        around = [j for j in (k - 1, k + 1) if 0 <= j < len(c.words) and c.words[j].speaker != w.speaker]
+        if len(around) < 2 or ends_sentence(c.words[k - 1].text):
+            continue  # not inside the other person's sentence
+        backchannels += 1
+        phrase, said = found[k]
+        alone = all(found[j][0] != phrase for j in range(len(c.words)) if c.words[j].speaker != w.speaker)
+        kept += alone and mapping.get(said.speaker) == w.speaker and found[k - 1][0] == found[k + 1][0]
+    changes = changed = 0
+    for k in range(1, len(c.words)):
+        before, now = c.words[k - 1], c.words[k]
+        rest = c.words[k:k + 3]
+        if before.speaker != now.speaker and not ends_sentence(before.text) and all(w.speaker == now.speaker for w in rest) and len(rest) == 3:
+            changes += 1
+            changed += found[k][0] != found[k - 1][0] and mapping.get(found[k][1].speaker) == now.speaker
+    return {"right": right * len(c.words), "words": len(c.words), "backchannels": backchannels, "kept": kept,
+            "changes": changes, "changed": changed}
+
+
+def pooled(conversations, make_turns) -> dict:
+    """`turn_taking` summed over (seed, conversation) pairs, with turns `make_turns(c, seed)`."""
+    total: dict[str, float] = {}
+    for seed, c in conversations:
+        for key, value in turn_taking(c, make_turns(c, seed)).items():
+            total[key] = total.get(key, 0) + value
+    return total

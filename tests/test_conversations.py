@@ -8,9 +8,7 @@ import pytest
 
 from igot.diarize import diarize
 from igot.evaluate import ErrorCounts, diarization_errors, read_rttm_files, read_uem, right_speaker_share
-from igot.speakers import assign_speakers
-from igot.transcript import Phrase, Source, Transcript, Word
-from tests.conversations import find_voices, pairs, simulate
+from tests.conversations import DIARIZER_ERRORS, coarse_turns, find_voices, pairs, pooled, simulate, words_to_speakers
 
 
 @pytest.fixture(scope="session")
@@ -19,15 +17,15 @@ def english_voices(tiny_en, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def portuguese_voices(whisper_base, tmp_path_factory):
+    return find_voices(whisper_base, "pt", tmp_path_factory.mktemp("vozes"))
+
+
+@pytest.fixture(scope="session")
 def phone_interview(english_voices, tmp_path_factory):
     pair = pairs(english_voices, 1, seed=7)[0]
     c = simulate(pair, seed=7, seconds=40, phone=True, noise_snr=30)
     return c, c.save(tmp_path_factory.mktemp("phone") / "interview.wav")
-
-
-def words_to_speakers(words, turns) -> list[Word]:
-    plain = [Word(w.text, w.start, w.end) for w in words]
-    return assign_speakers(Transcript(Source("interview"), "en", phrases=[Phrase("", 0, 0, "", words=plain)]), turns).words
 
 
 def test_simulated_interview_is_deterministic_and_true_to_its_words(english_voices):
@@ -63,20 +61,41 @@ def test_known_speaker_count_is_respected(phone_interview, diarizer, count):
     assert len({t.speaker for t in diarize(wav, diarizer, num_speakers=count)}) == count
 
 
-def test_words_to_speakers_keep_turns_and_absorb_backchannels(english_voices):
-    """Given the true turns, words go to the person who said them: a one-word back-channel
-    inside a turn does not split it into two phrases, and a turn that starts mid-sentence (no
-    full stop before it) still starts a phrase of the other person. Measured on these three
-    conversations: 91-100 % of the words outside back-channels on the right person (the
-    rest are where two people overlap), and never more speaker changes than turns."""
-    for seed in (11, 12, 13):
-        c = simulate(pairs(english_voices, 1, seed=seed)[0], seed=seed, seconds=40)
-        found = words_to_speakers(c.words, c.turns)
-        backchannel = [any(t.speaker == w.speaker and (t.start, t.end) == (w.start, w.end) for t in c.turns) for w in c.words]
-        kept = [(f.speaker, w.speaker) for f, w, b in zip(found, c.words, backchannel) if not b]
-        assert right_speaker_share([f for f, _ in kept], [w for _, w in kept]) >= 0.88
-        changes = sum(a.speaker != b.speaker for a, b in zip(found, found[1:]))
-        assert changes <= sum(1 for t in c.turns if t.end - t.start > 0.8)
+@pytest.fixture(scope="module")
+def simulated(english_voices, portuguese_voices):
+    """Four two-person interviews per language, 40 s each, different pairs of people."""
+    return {language: [(seed, simulate(pairs(voices, 1, seed=seed)[0], seed=seed, seconds=40)) for seed in (20, 21, 22, 23)]
+            for language, voices in (("en", english_voices), ("pt", portuguese_voices))}
+
+
+@pytest.mark.parametrize("language", ["en", "pt"])
+def test_words_to_speakers_under_real_turn_taking(simulated, language):
+    """Given the true turns (which overlap, with back-channels inside the other's turn), words
+    go to who said them. Measured over seeds 10-29 (these four among them): 99.8 % (en) and
+    99.5 % (pt) of the words pooled, 100 % and 98.8 % on these four, where the previous rule
+    (most overlap, back-channels absorbed) got 91.3 % and 93.3 % (92.4 % and 91.1 % here).
+    Each back-channel said inside the other person's sentence is its own phrase on its own
+    speaker and the sentence around it stays one phrase: 71/73 and 92/92 (before: none). A
+    change of speaker with no full stop before it (3+ words of the new person) starts a
+    phrase of that person: 241/241 and 193/197 (before: 127 and 110)."""
+    counts = pooled(simulated[language], lambda c, seed: c.turns)
+    assert counts["right"] / counts["words"] >= 0.97, counts
+    assert counts["backchannels"] >= 4 and counts["kept"] >= 0.9 * counts["backchannels"], counts
+    assert counts["changes"] >= 4 and counts["changed"] >= 0.85 * counts["changes"], counts
+
+
+@pytest.mark.parametrize("language", ["en", "pt"])
+def test_words_to_speakers_with_a_diarizers_errors(simulated, language):
+    """The same interviews with turns as a diarizer gives them (tests/conversations.py
+    coarse_turns). Boundaries off by up to 50 ms, a fifth of the back-channels missed:
+    measured over seeds 10-29 96.8 % (en) and 96.9 % (pt) of the words right (previous rule
+    90.9 % and 92.5 %); 97.2 % and 95.9 % on these four. Boundaries off by 0.1-0.3 s and half
+    the back-channels missed: 88.3 % and 91.1 % (previous rule 88.8 % and 91.7 %: there the
+    turns set the limit, not the rule); 89.7 % and 89.7 % on these four."""
+    fine = pooled(simulated[language], lambda c, seed: coarse_turns(c.turns, seed, **DIARIZER_ERRORS["fine"]))
+    assert fine["right"] / fine["words"] >= 0.93, fine
+    coarse = pooled(simulated[language], lambda c, seed: coarse_turns(c.turns, seed, **DIARIZER_ERRORS["coarse"]))
+    assert coarse["right"] / coarse["words"] >= 0.85, coarse
 
 
 def test_ami_meetings_pooled_der(devdata, wav16k, diarizer):

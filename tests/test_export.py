@@ -313,6 +313,33 @@ def test_overlapping_phrase_times_never_overlap_in_subtitles():
         assert s1 < e1 <= s2 < e2
 
 
+
+def test_backchannel_phrase_after_its_sentence_in_subtitles_and_documents():
+    """A back-channel's phrase comes after the sentence it interrupted though it started
+    earlier: cues stay in start-time order (WebVTT requires it) and never overlap, and every
+    export (the Google Doc's HTML too) reads sentence, then "yeah", then the next sentence."""
+    from igot.speakers import assign_speakers
+    from igot.transcript import SpeakerTurn
+
+    words = [Word(w, 0.6 * i, 0.6 * i + 0.4) for i, w in enumerate(
+        "I signed up on my phone yeah and it took more than ten minutes to get through all the steps.".split())]
+    words += [Word("Why?", 12.0, 12.4)]
+    t = Transcript(Source("Interview"), "en", 13.0, phrases=[Phrase("", 0.0, 12.4, "", words=words)])
+    t = assign_speakers(t, [SpeakerTurn("A", 0.0, 11.0), SpeakerTurn("B", 3.58, 4.02), SpeakerTurn("B", 11.8, 12.6)])
+    assert [p.text for p in t.phrases][1:] == ["yeah", "Why?"] and t.phrases[1].start < t.phrases[0].end
+    for vtt in (False, True):
+        cues = read_cues(to_vtt(t) if vtt else to_srt(t), vtt=vtt)
+        assert len(cues) >= 4  # the 11 s sentence takes two cues
+        for (s1, e1, _), (s2, e2, _) in zip(cues, cues[1:]):
+            assert s1 < e1 <= s2 < e2
+        assert [text.split(": ", 1)[1] for *_, text in cues][-2:] == ["yeah", "Why?"]
+        assert cues[-3][2].endswith("steps.")
+    from igot.gdoc import doc_html
+
+    for page in (to_markdown(t), to_html(t), doc_html(t)):
+        assert page.index("all the steps.") < page.index("yeah") < page.index("Why?")
+
+
 # --- files ------------------------------------------------------------------------------------
 def test_write_exports_round_trip_and_no_temp_files(tmp_path: Path):
     t = make_transcript()
