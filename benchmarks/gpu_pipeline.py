@@ -11,11 +11,12 @@ word, so the later stages see a real hour's ~9,000 words. The random summary mod
 early: every row writes its full MAX_NEW_TOKENS (the worst case). Prints one row per stage with
 its time (model loading included) and peak GPU memory, then openai-whisper side by side.
 
-    python benchmarks/gpu_pipeline.py --audio speech.wav --tokenizer DIR [--minutes 60]
+    python benchmarks/gpu_pipeline.py --audio speech.wav --tokenizer DIR [--minutes 60] [--summary-tokenizer GEMMA_DIR]
 
 --audio is any 16 kHz mono 16-bit WAV (tiled to --minutes); --tokenizer a folder holding
 Whisper's multilingual tokenizer.json. Needs torch, transformers, NeMo, yt-dlp (igot.source
-imports it) and, for the side-by-side row, openai-whisper.
+imports it) and, for the side-by-side row, openai-whisper. --summary-tokenizer: Gemma 3's own
+tokenizer (saved by summary_gpu.py --save-tokenizer DIR), for the real number of summary chunks.
 """
 
 from __future__ import annotations
@@ -81,12 +82,15 @@ def save_punctuator(folder: Path, tiny: bool) -> None:
     XLMRobertaForTokenClassification(config).save_pretrained(folder)
 
 
-def save_summary_model(folder: Path, tiny: bool) -> None:
+def save_summary_model(folder: Path, tiny: bool, tokenizer_dir: Path | None = None) -> None:
     """google/gemma-3-1b-it's shape with random weights, saved in float32 as the download is, and
-    a BPE trained on a generated interview (1.66 tokens a word, like Gemma's on Portuguese)."""
-    from transformers import Gemma3ForCausalLM
+    Gemma 3's own tokenizer from `tokenizer_dir` (summary_gpu.py --save-tokenizer DIR), or else a
+    BPE trained on a generated interview. That BPE cuts Whisper's random words into ~7 tokens
+    each (Gemma: ~1.7 a real word), so an hour becomes 9-10 chunks instead of 3-4."""
+    from transformers import AutoTokenizer, Gemma3ForCausalLM
 
-    tokenizer = gemma_tokenizer([p.text for p in long_interview(0.5).phrases])
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir) if tokenizer_dir else \
+        gemma_tokenizer([p.text for p in long_interview(0.5).phrases])
     torch.manual_seed(0)
     with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
         model = Gemma3ForCausalLM(gemma3_config(len(tokenizer) if tiny else 262144, tiny=tiny))
@@ -108,7 +112,8 @@ def words_only(folder: Path) -> None:
     config.save_pretrained(folder)
 
 
-def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisper_shape: str) -> dict[str, str]:
+def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisper_shape: str,
+                 summary_tokenizer: Path | None = None) -> dict[str, str]:
     import align_gpu
     import sortformer_gpu
     from whisper_gpu import SHAPES
@@ -119,7 +124,7 @@ def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisp
     whisper = save_random_whisper(work / "whisper", tokenizer, **shape, max_new_tokens=tokens, min_new_tokens=tokens)
     words_only(whisper)
     save_punctuator(work / "punctuator", tiny)
-    save_summary_model(work / "summary", tiny)
+    save_summary_model(work / "summary", tiny, summary_tokenizer)
     if tiny:
         from tests.tiny_models import save_tiny_sortformer, save_tiny_wav2vec2
 
@@ -169,6 +174,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=90, help="Whisper tokens per 30 s window")
     parser.add_argument("--openai-minutes", type=float, default=3, help="openai-whisper side by side; 0 skips it")
     parser.add_argument("--whisper", default="large-v3", choices=["large-v3", "large-v3-turbo"])
+    parser.add_argument("--summary-tokenizer", type=Path,
+                        help="Gemma 3's tokenizer saved by summary_gpu.py --save-tokenizer DIR: real chunk counts")
     parser.add_argument("--tiny", action="store_true", help="tiny models: a smoke test of the script")
     args = parser.parse_args()
     assert torch.cuda.is_available() or args.tiny, "this benchmark is for a GPU"
@@ -180,7 +187,7 @@ def main() -> None:
     try:
         wav = work / "interview.wav"
         tile(args.audio, wav, args.minutes * 60)
-        models = build_models(work, args.tokenizer, args.tokens, args.tiny, args.whisper)
+        models = build_models(work, args.tokenizer, args.tokens, args.tiny, args.whisper, args.summary_tokenizer)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         out = work / "out"
