@@ -51,6 +51,9 @@ class RunOptions:
     prompt: Optional[str] = None  # None: igot.summarize.DEFAULT_PROMPT
     force: bool = False
     progress: bool = True
+    # Speaker detection beside the transcription, in its own thread. None: on a GPU with room for
+    # both models (SIDE_BY_SIDE_GIB); False: one stage after the other, the least memory.
+    speakers_beside: Optional[bool] = None
 
 
 @dataclass
@@ -166,7 +169,7 @@ def run(
 
     # Speaker detection needs only the audio: on a GPU with room for two models it runs beside
     # stages 2-4 (its own thread and CUDA stream), then loads the summary model there.
-    beside = side_by_side(device)
+    beside = side_by_side(device) if options.speakers_beside is None else options.speakers_beside
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="igot-speakers") if beside else None
     speaker_work = worker.submit(_speakers_beside, wav, work, options, models, device, access, log) if worker else None
     try:

@@ -191,24 +191,25 @@ def test_summary_stage_in_the_run(conversation, models, tmp_path):
     assert "Summary: reusing the finished summary" in messages
 
 
-def test_speakers_found_beside_the_transcription_give_the_same_transcript(conversation, models, tmp_path, monkeypatch):
+def test_speakers_found_beside_the_transcription_give_the_same_transcript(conversation, models, tmp_path):
     """On a GPU with room for two models, speaker detection runs in its own thread beside
-    transcription (igot.pipeline.side_by_side). Forced here on the CPU: the transcript is the one
-    a run of one stage after the other makes, and an error in the speaker thread reaches the
+    transcription (igot.pipeline.side_by_side). Asked for here on the CPU: the transcript is the
+    one a run of one stage after the other makes, and an error in the speaker thread reaches the
     caller as itself, with no transcript files written."""
-    import igot.pipeline as pipeline
+    from dataclasses import replace
+
     from igot.errors import IgotError
 
     wav, _ = conversation
     options = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False)
     alone = run(str(wav), tmp_path / "alone", options, models=models, log=lambda m: None).transcript
-    monkeypatch.setattr(pipeline, "side_by_side", lambda device: True)
-    beside = run(str(wav), tmp_path / "beside", options, models=models, log=lambda m: None).transcript
+    beside = run(str(wav), tmp_path / "beside", replace(options, speakers_beside=True), models=models,
+                 log=lambda m: None).transcript
     assert beside.phrases == alone.phrases and beside.turns == alone.turns and len(beside.speakers) == 2
     assert "waiting_for_speakers" in beside.info["timings"]
 
     broken = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, diarizer="nemo",
-                        diarizer_model=str(tmp_path / "missing.nemo"))
+                        diarizer_model=str(tmp_path / "missing.nemo"), speakers_beside=True)
     with pytest.raises(IgotError):
         run(str(wav), tmp_path / "broken", broken, models=models, log=lambda m: None)
     assert not list((tmp_path / "broken").glob("*.json"))
