@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
@@ -75,11 +76,17 @@ class Models:
     def __init__(self, keep: bool = False):
         self.keep = keep
         self._loaded: dict[tuple, Any] = {}
+        # One model loads at a time: transformers builds a model under process-wide settings (the
+        # default dtype, patched weight-init functions), and a summary model loading in the speaker
+        # thread while the main thread loaded another came out empty on an H100 ("Cannot copy out
+        # of meta tensor").
+        self._loading = threading.Lock()
 
     def _get(self, key: tuple, load: Callable[[], Any]) -> Any:
-        if key not in self._loaded:
-            self._loaded[key] = load()
-        return self._loaded[key]
+        with self._loading:
+            if key not in self._loaded:
+                self._loaded[key] = load()
+            return self._loaded[key]
 
     # offline: a hub model from the local cache only (the hub cannot be reached)
     def whisper(self, name: str, engine: str, device: str, offline: bool = False) -> transcribe.WhisperModel:
@@ -171,7 +178,9 @@ def run(
     # stages 2-4 (its own thread and CUDA stream), then loads the summary model there.
     beside = side_by_side(device) if options.speakers_beside is None else options.speakers_beside
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="igot-speakers") if beside else None
-    speaker_work = worker.submit(_speakers_beside, wav, work, options, models, device, access, log) if worker else None
+    whisper_done = threading.Event()  # the summary model loads ahead only once Whisper's memory is free
+    speaker_work = worker.submit(_speakers_beside, wav, work, options, models, device, access, log,
+                                 whisper_done) if worker else None
     try:
         # 2. Transcription
         t0 = time.perf_counter()
@@ -185,6 +194,7 @@ def run(
             _save_stage(work / "transcription.json", transcript, key)
         else:
             log("Transcription: reusing the finished transcription")
+        whisper_done.set()
         timings["transcription"] = time.perf_counter() - t0
 
         # 3. Word timing (wav2vec2 alignment) and 4. punctuation, each saved like the others
@@ -211,6 +221,7 @@ def run(
             turns = _diarization_stage(wav, work, options, models, device, access, log)
             timings["diarization"] = time.perf_counter() - t0
     finally:
+        whisper_done.set()  # a failed transcription must not leave the speaker thread waiting
         if worker is not None:
             worker.shutdown(wait=False, cancel_futures=True)
 
@@ -243,9 +254,10 @@ def run(
 
 
 # Memory a GPU needs to run speaker detection beside transcription and word timing: Whisper
-# large-v3 (batched) and wav2vec2 large peak at ~11 GiB on an hour, Sortformer at ~7 GiB, and the
-# summary model that follows it in float32 at ~4 GiB (benchmarks/gpu_pipeline.py, H100). A free T4
-# (15 GB) runs them one after the other.
+# large-v3 (batched) and wav2vec2 large peak at ~11 GiB on an hour, Sortformer adds up to ~4 GiB,
+# and the summary model loads only once Whisper is freed; the whole run peaked at 11.8 GiB with
+# large-v3 and 10.3 GiB with turbo (benchmarks/gpu_pipeline.py, H100). A free T4 (15 GB) runs
+# them one after the other.
 SIDE_BY_SIDE_GIB = 20
 
 
@@ -258,9 +270,11 @@ def side_by_side(device: str) -> bool:
 
 
 def _speakers_beside(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
-                     log) -> tuple[list[SpeakerTurn], float]:
+                     log, whisper_done: threading.Event) -> tuple[list[SpeakerTurn], float]:
     """Diarization on its own CUDA stream (so its kernels run beside Whisper's), then the summary
-    model loaded ahead of its stage. Returns (turns, seconds of diarization)."""
+    model loaded ahead of its stage, once Whisper has freed its memory (Whisper's batches and the
+    summary model together would pass what the two speech models need). Returns (turns, seconds
+    of diarization)."""
     import torch
 
     cuda = device == "cuda"
@@ -268,6 +282,7 @@ def _speakers_beside(wav: Path, work: Path, options: RunOptions, models: Models,
         started = time.perf_counter()
         turns = _diarization_stage(wav, work, options, models, device, access, log)
         seconds = time.perf_counter() - started
+        whisper_done.wait()
         if options.summary:
             _load_llm_ahead(options, models, device, access)
         if cuda:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 
 import pytest
 
@@ -213,3 +214,39 @@ def test_speakers_found_beside_the_transcription_give_the_same_transcript(conver
     with pytest.raises(IgotError):
         run(str(wav), tmp_path / "broken", broken, models=models, log=lambda m: None)
     assert not list((tmp_path / "broken").glob("*.json"))
+
+
+def test_models_load_one_at_a_time_across_threads():
+    """With speakers found beside the transcription, the summary model loads in the speaker
+    thread while the main thread may be loading the next speech model. transformers builds a
+    model under process-wide switches (meta device, default dtype), and on an H100 two loads at
+    once left the summary model empty ("Cannot copy out of meta tensor"): Models loads one at a
+    time, and a second load waits for the first to finish."""
+    models = Models()
+    first_started, first_may_finish = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def slow_load():
+        order.append("first starts")
+        first_started.set()
+        first_may_finish.wait(10)
+        order.append("first done")
+        return "first model"
+
+    def quick_load():
+        order.append("second starts")
+        return "second model"
+
+    results: dict[str, str] = {}
+    first = threading.Thread(target=lambda: results.update(a=models._get(("llm", "a"), slow_load)))
+    first.start()
+    assert first_started.wait(10)
+    second = threading.Thread(target=lambda: results.update(b=models._get(("aligner", "b"), quick_load)))
+    second.start()
+    second.join(0.5)
+    assert second.is_alive(), "the second load did not wait for the first"
+    first_may_finish.set()
+    first.join(10), second.join(10)
+    assert order == ["first starts", "first done", "second starts"]
+    assert results == {"a": "first model", "b": "second model"}
+    assert models._get(("llm", "a"), quick_load) == "first model"  # loaded once, then reused
