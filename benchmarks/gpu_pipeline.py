@@ -207,15 +207,27 @@ def main() -> None:
         print(f"\nWhisper {args.whisper}, {args.minutes:g} min of audio: {len(t.words)} words, {len(t.phrases)} phrases, "
               f"{len(t.speakers)} speakers; summary: {summary.get('chunks')} chunks, {summary.get('generate_calls')} "
               f"generate calls of {MAX_NEW_TOKENS} new tokens each row (random weights never stop early: the worst case)")
-        print("\n| stage | seconds (loading included) | peak GPU GiB |\n|---|---|---|")
-        for row in meter.rows:
-            print(f"| {row['stage']} | {row['seconds']:.1f} | {row['peak_gib']:.2f} |")
-        print(f"| whole pipeline | {total:.1f} | {max(r['peak_gib'] for r in meter.rows):.2f} |")
-        # With speaker detection beside the transcription the rows above overlap; the run's own
-        # timings say what each stage took.
         timings = t.info.get("timings", {})
+        beside = "waiting_for_speakers" in timings
+        peak = max(r["peak_gib"] for r in meter.rows)
+        if beside:
+            # Speaker detection ran in its own thread beside transcription, word timing and
+            # punctuation: the log's stage order mixes them, so the run's own timings say what each
+            # stage took, and the peak is the whole run's (both threads).
+            names = dict(transcription="transcription", alignment="word timing", punctuation="punctuation",
+                         diarization="speakers (beside the three above)", waiting_for_speakers="waited for speakers",
+                         summary="summary")
+            print("\n| stage | seconds (loading included) |\n|---|---|")
+            for key, label in names.items():
+                if key in timings:
+                    print(f"| {label} | {timings[key]:.1f} |")
+        else:
+            print("\n| stage | seconds (loading included) | peak GPU GiB |\n|---|---|---|")
+            for row in meter.rows:
+                print(f"| {row['stage']} | {row['seconds']:.1f} | {row['peak_gib']:.2f} |")
+        print(f"| whole pipeline | {total:.1f} | peak GPU {peak:.2f} GiB |")
         print("\nthe run's own timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
-              + f"; speakers beside the transcription: {'waiting_for_speakers' in timings}")
+              + f"; speakers beside the transcription: {beside}")
         if args.openai_minutes:
             from whisper_gpu import LARGE_V3, openai_row
 
