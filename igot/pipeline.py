@@ -178,9 +178,12 @@ def run(
     # stages 2-4 (its own thread and CUDA stream), then loads the summary model there.
     beside = side_by_side(device) if options.speakers_beside is None else options.speakers_beside
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="igot-speakers") if beside else None
-    whisper_done = threading.Event()  # the summary model loads ahead only once Whisper's memory is free
+    # The speaker thread starts once Whisper is loaded (a model being built changes torch's default
+    # dtype for the whole process, which must not happen under Sortformer's inference), and loads
+    # the summary model ahead only once Whisper's memory is free.
+    whisper_loaded, whisper_done = threading.Event(), threading.Event()
     speaker_work = worker.submit(_speakers_beside, wav, work, options, models, device, access, log,
-                                 whisper_done) if worker else None
+                                 whisper_loaded, whisper_done) if worker else None
     try:
         # 2. Transcription
         t0 = time.perf_counter()
@@ -189,12 +192,13 @@ def run(
         if transcript is None:
             log(f"Transcription: Whisper {model_name} ({engine}, {device})")
             whisper = _whisper(model_name, engine, device, models, access)
+            whisper_loaded.set()
             transcript = transcribe.transcribe(wav, whisper, src, options.language, options.vad, options.progress)
             models.done_with("whisper")
             _save_stage(work / "transcription.json", transcript, key)
         else:
             log("Transcription: reusing the finished transcription")
-        whisper_done.set()
+        whisper_loaded.set(), whisper_done.set()
         timings["transcription"] = time.perf_counter() - t0
 
         # 3. Word timing (wav2vec2 alignment) and 4. punctuation, each saved like the others
@@ -221,7 +225,7 @@ def run(
             turns = _diarization_stage(wav, work, options, models, device, access, log)
             timings["diarization"] = time.perf_counter() - t0
     finally:
-        whisper_done.set()  # a failed transcription must not leave the speaker thread waiting
+        whisper_loaded.set(), whisper_done.set()  # a failed transcription must not leave the speaker thread waiting
         if worker is not None:
             worker.shutdown(wait=False, cancel_futures=True)
 
@@ -270,14 +274,16 @@ def side_by_side(device: str) -> bool:
 
 
 def _speakers_beside(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
-                     log, whisper_done: threading.Event) -> tuple[list[SpeakerTurn], float]:
-    """Diarization on its own CUDA stream (so its kernels run beside Whisper's), then the summary
-    model loaded ahead of its stage, once Whisper has freed its memory (Whisper's batches and the
-    summary model together would pass what the two speech models need). Returns (turns, seconds
-    of diarization)."""
+                     log, whisper_loaded: threading.Event,
+                     whisper_done: threading.Event) -> tuple[list[SpeakerTurn], float]:
+    """Diarization on its own CUDA stream (so its kernels run beside Whisper's) once Whisper is
+    loaded, then the summary model loaded ahead of its stage once Whisper has freed its memory
+    (Whisper's batches and the summary model together would pass what the two speech models
+    need). Returns (turns, seconds of diarization)."""
     import torch
 
     cuda = device == "cuda"
+    whisper_loaded.wait()
     with torch.cuda.stream(torch.cuda.Stream()) if cuda else contextlib.nullcontext():
         started = time.perf_counter()
         turns = _diarization_stage(wav, work, options, models, device, access, log)
