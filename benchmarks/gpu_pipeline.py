@@ -12,6 +12,7 @@ early: every row writes its full MAX_NEW_TOKENS (the worst case). Prints one row
 its time (model loading included) and peak GPU memory, then openai-whisper side by side.
 
     python benchmarks/gpu_pipeline.py --audio speech.wav --tokenizer DIR [--minutes 60] [--summary-tokenizer GEMMA_DIR]
+        [--whisper large-v3-turbo] [--one-after-the-other]
 
 --audio is any 16 kHz mono 16-bit WAV (tiled to --minutes); --tokenizer a folder holding
 Whisper's multilingual tokenizer.json. Needs torch, transformers, NeMo, yt-dlp (igot.source
@@ -176,6 +177,8 @@ def main() -> None:
     parser.add_argument("--whisper", default="large-v3", choices=["large-v3", "large-v3-turbo"])
     parser.add_argument("--summary-tokenizer", type=Path,
                         help="Gemma 3's tokenizer saved by summary_gpu.py --save-tokenizer DIR: real chunk counts")
+    parser.add_argument("--one-after-the-other", action="store_true",
+                        help="no speaker detection beside the transcription (a T4's order): a peak for every stage")
     parser.add_argument("--tiny", action="store_true", help="tiny models: a smoke test of the script")
     args = parser.parse_args()
     assert torch.cuda.is_available() or args.tiny, "this benchmark is for a GPU"
@@ -197,7 +200,8 @@ def main() -> None:
         stage.mkdir(parents=True)
         (stage / "audio.wav").hardlink_to(wav)
         meter = StageMeter()
-        options = RunOptions(language="en", engine="transformers", diarizer="nemo", progress=False, **models)
+        options = RunOptions(language="en", engine="transformers", diarizer="nemo", progress=False,
+                             speakers_beside=False if args.one_after_the_other else None, **models)
         started = time.perf_counter()
         result = run(str(wav), out, options, models=Models(), log=meter.log)
         total = time.perf_counter() - started
