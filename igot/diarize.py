@@ -35,7 +35,8 @@ def diarize(audio_path: Path, diarizer: Any, num_speakers: Optional[int] = None,
     """Speaker turns of a 16 kHz mono 16-bit WAV, in time order. Speaker ids are arbitrary.
 
     Voices are found piece by piece (PIECE_SECONDS each, so memory does not grow with the
-    recording) and clustered together at the end, so a speaker keeps one id throughout.
+    recording) and clustered together at the end, so a speaker keeps one id throughout. Then
+    each change of speaker inside a stretch of speech is moved to where the voice changes.
     """
     if num_speakers is not None and num_speakers < 1:
         raise IgotError(f"The number of speakers must be 1 or more, not {num_speakers}.", "Leave it empty to detect it.")
