@@ -8,6 +8,7 @@ import pytest
 
 from igot.diarize import diarize
 from igot.evaluate import ErrorCounts, diarization_errors, read_rttm_files, read_uem, right_speaker_share
+from igot.transcript import SpeakerTurn
 from tests.conversations import DIARIZER_ERRORS, coarse_turns, find_voices, pairs, pooled, simulate, words_to_speakers
 
 
@@ -109,3 +110,47 @@ def test_ami_meetings_pooled_der(devdata, wav16k, diarizer):
         turns = diarize(wav16k(flac), diarizer)
         pooled = pooled + diarization_errors(truth.get(flac.stem, []), turns, uem.get(flac.stem), collar=0.25)
     assert pooled.der <= 0.44
+
+
+def test_speaker_changes_found_where_the_voice_changes(simulated, diarizer, tmp_path):
+    """A change of speaker that the 1.5 s voice windows put 0.4 s early or late (their grid's
+    typical slip) is moved back to where the voice changes. Each interview's true turns (the
+    one-word back-channels left out) are laid end to end with every edge 0.4 s off the true
+    change, alternately late and early; `sharpen_edges` then looks for the change with each
+    person's average voice. How far each edge lies from the true change (0 inside the gap or
+    overlap between the two people), over the 91 changes of these eight interviews: 0.167 s
+    on average before, 31 % within 0.1 s; after, 0.024 s and 92 % (97 % within 0.2 s).
+
+    In the real diarizer the gain is smaller (benchmarks/speaker_edges.py: +0.4 points of
+    right words on seeds 10-29): most of its errors are back-channels and overlapping speech,
+    which moving an edge cannot fix, and its touching edges are often not one clean slip."""
+    from igot.diarize import _embed, sharpen_edges
+
+    offs, was = [], []
+    for language in ("en", "pt"):
+        for seed, c in simulated[language]:
+            wav = c.save(tmp_path / f"{language}-{seed}.wav")
+            main = [t for t in c.turns if not any(o.speaker != t.speaker and o.start <= t.start and t.end <= o.end for o in c.turns)]
+            main.sort(key=lambda t: t.start)
+            # Each person's average voice, from their turns as the diarizer would have it.
+            vectors = _embed(diarizer, c.audio, [(t.start, t.end) for t in main])
+            unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+            voices = {name: unit[[t.speaker == name for t in main]].mean(0) for name in {t.speaker for t in main}}
+            voices = {name: v / np.linalg.norm(v) for name, v in voices.items()}
+            changes = [(min(a.end, b.start), max(a.end, b.start)) for a, b in zip(main, main[1:])]
+            bounds = [main[0].start]
+            for k, (lo, hi) in enumerate(changes):  # 0.4 s off either way, no turn shorter than 0.3 s
+                limit = (bounds[-1] + 0.3, (changes[k + 1][0] if k + 1 < len(changes) else main[-1].end) - 0.3)
+                bounds.append(next((e for e in ((lo + hi) / 2 + d for d in ((0.4, -0.4) if k % 2 else (-0.4, 0.4)))
+                                    if limit[0] <= e <= limit[1]), (lo + hi) / 2))
+            bounds.append(main[-1].end)
+            turns = [SpeakerTurn(t.speaker, round(a, 3), round(b, 3)) for t, a, b in zip(main, bounds, bounds[1:])]
+            assert all(t.start < t.end for t in turns) and len({t.speaker for t in turns}) == 2
+            sharp = sharpen_edges(turns, wav, diarizer, voices)
+            assert [t.speaker for t in sharp] == [t.speaker for t in turns]
+            assert all(a.end <= b.start and t.start < t.end for a, b in zip(sharp, sharp[1:]) for t in (a, b))
+            offs += [max(lo - t.start, t.start - hi, 0.0) for t, (lo, hi) in zip(sharp[1:], changes)]
+            was += [max(lo - t.start, t.start - hi, 0.0) for t, (lo, hi) in zip(turns[1:], changes)]
+    offs, was = np.asarray(offs), np.asarray(was)
+    assert len(offs) >= 40 and (was <= 0.1).mean() < 0.5  # most edges start off
+    assert (offs <= 0.1).mean() >= 0.8 and offs.mean() <= 0.06, (offs.mean(), (offs <= 0.1).mean())
