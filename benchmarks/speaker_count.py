@@ -199,8 +199,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "count-cache")
     parser.add_argument("--sets", default="tune,check")
+    parser.add_argument("--sweep", default="", help="same-voice thresholds to try instead, e.g. 0.66,0.7,0.74,0.78")
     args = parser.parse_args()
     files = collect(args.cache, args.sets.split(","))
+    if args.sweep:
+        rows = []
+        for value in [float(x) for x in args.sweep.split(",")]:
+            d.SAME_VOICE = value
+            rows += [{"same voice": value, **r} for r in summary(files)]
+        table(rows, "Speakers found vs true, by same-voice threshold (exact / within one)")
+        return
     table(summary(files), "Speakers found vs true (iGot's find_speakers)")
     misses = []
     for f in files:
