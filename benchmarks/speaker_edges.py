@@ -130,7 +130,7 @@ def main() -> None:
 
 
 def check() -> None:
-    from benchmarks.speakers_accuracy import SIMULATED_SEEDS, _cells, _pool, igot_words, score
+    from benchmarks.speakers_accuracy import SIMULATED_SEEDS, _print, igot_words, score
     from igot.audio import convert_to_wav
     from igot.evaluate import read_rttm, read_rttm_files, read_uem, speaker_of
     from igot.transcribe import transcribe
@@ -165,15 +165,7 @@ def check() -> None:
         seconds, diarizing, sharpening = seconds + wav_duration(wav), diarizing + took, sharpening + extra
         rows.append((kind, name, *(score(truth, turns, uem, words, speakers, igot_words) for turns in (plain, sharp))))
         print(f"  {kind} {name}: {took:.1f} s diarizing, {extra:.1f} s sharpening", file=sys.stderr, flush=True)
-    head = ["DER 0.25", "DER 0", "JER", "found/true", "right words"]
-    print("| set | file | " + " | ".join(f"window edges: {h}" for h in head) + " | " + " | ".join(f"sharpened: {h}" for h in head) + " |")
-    print("|---" * (2 + 2 * len(head)) + "|")
-    for kind, name, before, after in rows:
-        print(f"| {kind} | {name} | " + " | ".join(_cells(before)) + " | " + " | ".join(_cells(after)) + " |")
-    for kind in sorted({k for k, *_ in rows}) + ["all"]:
-        chosen = [r for r in rows if kind in ("all", r[0])]
-        print(f"| **{kind}** | pooled ({len(chosen)} files) | " + " | ".join(_cells(_pool([b for _, _, b, _ in chosen])))
-              + " | " + " | ".join(_cells(_pool([a for _, _, _, a in chosen]))) + " |")
+    _print(rows, sides=("window edges:", "sharpened:"))
     print(f"\nCPU real-time factor over {seconds:.0f} s: diarizing {diarizing / seconds:.3f}, sharpening {sharpening / seconds:.3f}")
 
 

