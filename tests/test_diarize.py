@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from igot.audio import SAMPLE_RATE, load_audio
 from igot.diarize import diarize, windows_to_turns
 from igot.evaluate import attribution_accuracy, read_rttm
 from igot.speakers import assign_speakers
 from igot.transcribe import transcribe
 from igot.transcript import SpeakerTurn, Word
+from tests.conversations import SPEECH_LEVEL, Conversation, telephone
 from tests.synth import speaker_turns
 
 RECORDINGS = [
@@ -65,8 +68,6 @@ def test_windows_to_turns_splits_overlaps_in_the_middle():
 def test_silence_has_no_turns(tmp_path, diarizer):
     import wave
 
-    import numpy as np
-
     wav = tmp_path / "silence.wav"
     with wave.open(str(wav), "wb") as f:
         f.setnchannels(1), f.setsampwidth(2), f.setframerate(16000)
@@ -91,11 +92,6 @@ def test_many_windows_are_clustered_through_small_groups(conversation, diarizer)
 def _interview(recordings, seconds=30.0, piece=3.0):
     """People taking turns of `piece` seconds (cut in order from their recordings, round again
     when one runs out), 0.3 s apart, through a phone line."""
-    from igot.audio import SAMPLE_RATE, load_audio
-    from tests.conversations import SPEECH_LEVEL, telephone
-
-    import numpy as np
-
     voices = [load_audio(r) for r in recordings]
     voices = [v * (SPEECH_LEVEL / np.sqrt(np.mean(v ** 2))) for v in voices]
     size, out = int(piece * SAMPLE_RATE), []
@@ -114,8 +110,6 @@ def test_two_alike_voices_on_a_phone_line_are_two_people(tmp_path, devdata, wav1
     speaker in 11 of 20 phone interviews in Portuguese (seeds 10-29), and here. Joining groups
     only when their windows are each other's neighbours (or >= 0.78 alike) finds two in 17 of
     20 (benchmarks/speaker_count.py), and two here."""
-    from tests.conversations import Conversation
-
     recordings = [wav16k(devdata / f"falabrasil_pt/{name}.flac") for name in people]
     wav = Conversation(_interview(recordings), [], []).save(tmp_path / "interview.wav")
     assert len({t.speaker for t in diarize(wav, diarizer)}) == len(people)
