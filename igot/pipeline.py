@@ -198,7 +198,8 @@ def run(
             _save_stage(work / "transcription.json", transcript, key)
         else:
             log("Transcription: reusing the finished transcription")
-        whisper_loaded.set(), whisper_done.set()
+        whisper_loaded.set()
+        whisper_done.set()
         timings["transcription"] = time.perf_counter() - t0
 
         # 3. Word timing (wav2vec2 alignment) and 4. punctuation, each saved like the others
@@ -225,7 +226,9 @@ def run(
             turns = _diarization_stage(wav, work, options, models, device, access, log)
             timings["diarization"] = time.perf_counter() - t0
     finally:
-        whisper_loaded.set(), whisper_done.set()  # a failed transcription must not leave the speaker thread waiting
+        # A failed transcription must not leave the speaker thread waiting.
+        whisper_loaded.set()
+        whisper_done.set()
         if worker is not None:
             worker.shutdown(wait=False, cancel_futures=True)
 
@@ -259,8 +262,8 @@ def run(
 
 # Memory a GPU needs to run speaker detection beside transcription and word timing: Whisper
 # large-v3 (batched) and wav2vec2 large peak at ~11 GiB on an hour, Sortformer adds up to ~4 GiB,
-# and the summary model loads only once Whisper is freed; the whole run peaked at 11.8 GiB with
-# large-v3 and 10.3 GiB with turbo (benchmarks/gpu_pipeline.py, H100). A free T4 (15 GB) runs
+# and the summary model loads only once Whisper is freed; the whole run peaked at 11.8-13.4 GiB
+# with large-v3 and 10.3 GiB with turbo (benchmarks/gpu_pipeline.py, H100). A free T4 (15 GB) runs
 # them one after the other.
 SIDE_BY_SIDE_GIB = 20
 
