@@ -365,8 +365,10 @@ def hear_words(words: Sequence[Word], turns: list[SpeakerTurn], audio_path: Path
     reach = list(np.maximum.accumulate([t.end for t in ordered]))
     words = sorted(words, key=lambda w: w.start)
     given = [speaker_at(ordered, starts, reach, w.start, w.end) for w in words]
-    heard = np.concatenate([_word_voices(words[i:i + batch], audio_path, diarizer) for i in range(0, len(words), batch)])
     names = sorted(set(given))
+    if len(names) < 2:  # the other speakers' turns hold no word: no voice of theirs to hear
+        return turns
+    heard = np.concatenate([_word_voices(words[i:i + batch], audio_path, diarizer) for i in range(0, len(words), batch)])
     voices = np.stack([heard[[g == n for g in given]].mean(0) for n in names])
     voices /= np.maximum(np.linalg.norm(voices, axis=1, keepdims=True), 1e-9)
     alike = heard @ voices.T
