@@ -124,8 +124,7 @@ def speech(probs, samples: np.ndarray, setting: dict) -> list[tuple[float, float
 
 
 def gain_of(samples: np.ndarray, setting: dict) -> float:
-    d.LOUD_LEVEL, d.MAX_GAIN = setting["level"], setting["max_gain"]
-    return d.auto_gain(samples)
+    return d.auto_gain(samples, setting["level"], setting["max_gain"])
 
 
 def errors(found, truth, uem, collar: float) -> ErrorCounts:
@@ -164,7 +163,6 @@ def main() -> None:
     data = files(work, {"tune", "check"})
     new = new_settings()
     for kind, name, samples, truth, uem in data:  # find_speech is what the table measures
-        d.LOUD_LEVEL, d.MAX_GAIN = new["level"], new["max_gain"]
         direct = d.find_speech(diarizer, samples)
         replayed = speech(probabilities(diarizer, samples, gain_of(samples, new), args.cache, f"{kind}-{name}"), samples, new)
         assert np.allclose(direct, replayed, atol=1e-3) if direct or replayed else True, (name, direct, replayed)

@@ -121,14 +121,14 @@ def find_speech(diarizer: Any, samples: np.ndarray) -> list[tuple[float, float]]
     return [(t["start"] / SAMPLE_RATE, t["end"] / SAMPLE_RATE) for t in found]
 
 
-def auto_gain(samples: np.ndarray) -> float:
-    """The gain (1 to MAX_GAIN) that brings the loud frames of `samples` up to LOUD_LEVEL."""
+def auto_gain(samples: np.ndarray, level: float = LOUD_LEVEL, most: float = MAX_GAIN) -> float:
+    """The gain (1 to `most`) that brings the loud frames of `samples` up to `level` RMS."""
     frame = SAMPLE_RATE * 30 // 1000
     if len(samples) < frame:
         return 1.0
     rms = np.sqrt(np.mean(np.square(samples[: len(samples) // frame * frame].reshape(-1, frame), dtype=np.float64), axis=1))
     loud = float(np.quantile(rms, 1 - LOUD_SHARE))
-    return float(np.clip(LOUD_LEVEL / loud, 1.0, MAX_GAIN)) if loud > 0 else 1.0
+    return float(np.clip(level / loud, 1.0, most)) if loud > 0 else 1.0
 
 
 def _embed(diarizer: Any, samples: np.ndarray, windows) -> np.ndarray:
