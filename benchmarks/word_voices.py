@@ -27,19 +27,13 @@ from benchmarks.tables import table  # noqa: E402
 from igot.diarize import diarize, hear_words, load_diarizer  # noqa: E402
 from igot.transcribe import load_whisper  # noqa: E402
 from igot.transcript import Word  # noqa: E402
-from tests.conversations import find_voices, pairs, phrases_of, simulate, turn_taking  # noqa: E402
+from tests.conversations import find_voices, pairs, phrases_of, simulate, speaker_mapping, turn_taking  # noqa: E402
 
 
 def right_or_wrong(c, turns) -> list[bool]:
     """For each spoken word of interview `c`, whether iGot gives it its true speaker."""
     found = [w.speaker for _, w in phrases_of(c.words, turns)]
-    votes: dict = {}
-    for f, w in zip(found, c.words):
-        votes[(f, w.speaker)] = votes.get((f, w.speaker), 0) + 1
-    mapping: dict = {}
-    for (f, t), _ in sorted(votes.items(), key=lambda kv: -kv[1]):
-        if f not in mapping and t not in mapping.values():
-            mapping[f] = t
+    mapping = speaker_mapping(found, [w.speaker for w in c.words])
     return [mapping.get(f) == w.speaker for f, w in zip(found, c.words)]
 
 
@@ -74,8 +68,8 @@ def main() -> None:
                     total[side] += round(counts["right"])
                     total[f"kept {side}"] += counts["kept"]
                 total["backchannels"] += before["backchannels"]
-                # Words whose speaker `hear_words` made right or wrong (found speakers mapped to
-                # true ones most words first, as turn_taking's; the numbering may differ between the two).
+                # Words whose speaker `hear_words` made right or wrong (each side mapped to the
+                # true people on its own: the numbering may differ between the two).
                 was, now = right_or_wrong(c, turns), right_or_wrong(c, heard)
                 total["moved right"] += sum(1 for a, b in zip(was, now) if b and not a)
                 total["moved wrong"] += sum(1 for a, b in zip(was, now) if a and not b)

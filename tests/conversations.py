@@ -232,6 +232,19 @@ def phrases_of(words, turns) -> list[tuple[int, Word]]:
     return [found[(w.start, w.end, w.text)] for w in words]
 
 
+def speaker_mapping(found: Sequence[str], true: Sequence[str]) -> dict[str, str]:
+    """Found speaker -> true one, pairs sharing the most words first (for two people, the right
+    share's best one-to-one mapping)."""
+    votes: dict[tuple, int] = {}
+    for f, t in zip(found, true):
+        votes[(f, t)] = votes.get((f, t), 0) + 1
+    mapping: dict[str, str] = {}
+    for (f, t), _ in sorted(votes.items(), key=lambda kv: -kv[1]):
+        if f not in mapping and t not in mapping.values():
+            mapping[f] = t
+    return mapping
+
+
 def turn_taking(c, turns) -> dict:
     """How iGot's phrases follow the conversation `c` when given `turns`: right words (pooled
     count), back-channels kept apart on the right speaker without splitting the sentence they
@@ -239,14 +252,7 @@ def turn_taking(c, turns) -> dict:
     found = phrases_of(c.words, turns)
     speakers = [w.speaker for _, w in found]
     right = right_speaker_share(speakers, [w.speaker for w in c.words])
-    # Found speaker -> true one, most words first (for two people, the share's best mapping).
-    votes: dict[tuple, int] = {}
-    for f, w in zip(speakers, c.words):
-        votes[(f, w.speaker)] = votes.get((f, w.speaker), 0) + 1
-    mapping = {}
-    for (f, t), _ in sorted(votes.items(), key=lambda kv: -kv[1]):
-        if f not in mapping and t not in mapping.values():
-            mapping[f] = t
+    mapping = speaker_mapping(speakers, [w.speaker for w in c.words])
     backchannels = kept = 0
     for k, w in enumerate(c.words):
         if not any(t.speaker == w.speaker and (t.start, t.end) == (w.start, w.end) for t in c.turns):
