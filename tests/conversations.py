@@ -232,6 +232,22 @@ def phrases_of(words, turns) -> list[tuple[int, Word]]:
     return [found[(w.start, w.end, w.text)] for w in words]
 
 
+def interviews(whisper_model, seeds: Sequence[int], work: Path):
+    """The benchmarks' simulated interviews: per language and line (clean, or a phone line with
+    room noise at 30 dB SNR), (language, phone, generator of (seed, interview, its saved WAV)),
+    40 s each, one pair of people per seed. Each is made when the generator reaches it."""
+    for language in ("en", "pt"):
+        voices = find_voices(whisper_model, language, work / f"voices-{language}")
+        for phone in (False, True):
+            yield language, phone, _interviews(voices, language, phone, seeds, work)
+
+
+def _interviews(voices, language: str, phone: bool, seeds: Sequence[int], work: Path):
+    for seed in seeds:
+        c = simulate(pairs(voices, 1, seed=seed)[0], seed=seed, seconds=40, phone=phone, noise_snr=30 if phone else None)
+        yield seed, c, c.save(work / f"{language}-{seed}-{phone}.wav")
+
+
 def speaker_mapping(found: Sequence[str], true: Sequence[str]) -> dict[str, str]:
     """Found speaker -> true one, pairs sharing the most words first (for two people, the right
     share's best one-to-one mapping)."""
