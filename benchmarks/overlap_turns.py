@@ -21,6 +21,8 @@ asks less of a word there. Result (negative) in RESULTS.md, "Words said while bo
   (probability >= 0.85) becomes a turn of the other person;
 - "local back-channels on words": each such run moved onto the word it fits best (IoU >= 0.5,
   runs at probability >= 0.7), a one-word turn as `hear_words` makes;
+- "local back-channels on lone words": the same, choosing only among words that no other word
+  ends or starts right against (within 0.05 s), IoU >= 0.3;
 - "hear_words, lower bar where two talk": `hear_words`' rule, but a word where two-at-once has
   probability >= LIKELY_TWO needs only HEAR_BAR (not 0.05) more likeness to the other voice.
 
@@ -218,6 +220,24 @@ def backchannel_words(turns: list[SpeakerTurn], words: list[Word], probs: np.nda
     return sorted(list(turns) + added, key=lambda t: t.start)
 
 
+def backchannel_free_words(turns: list[SpeakerTurn], words: list[Word], probs: np.ndarray, step: float, frame_step: float,
+                           frame_duration: float, fit: float = 0.3, joined: float = 0.05) -> list[SpeakerTurn]:
+    """`backchannel_words`, choosing only among words not joined to another (no word ends or
+    starts within `joined` s of its start or end): a "yeah" said over someone stands alone,
+    while the word they are saying at that moment runs on from the one before."""
+    found = [t for t in local_backchannels(turns, probs, step, frame_step, frame_duration, active=0.7) if t not in turns]
+    starts, ends = np.array([w.start for w in words]), np.array([w.end for w in words])
+    alone = [not (np.sum(np.abs(ends - w.start) <= joined) or np.sum(np.abs(starts - w.end) <= joined)) for w in words]
+    added = []
+    for run in found:
+        fits = [(min(w.end, run.end) - max(w.start, run.start)) / (max(w.end, run.end) - min(w.start, run.start)) if free else 0.0
+                for w, free in zip(words, alone)]
+        best = int(np.argmax(fits)) if words else -1
+        if best >= 0 and fits[best] >= fit:
+            added.append(SpeakerTurn(run.speaker, words[best].start, words[best].end))
+    return sorted(list(turns) + added, key=lambda t: t.start)
+
+
 def true_overlaps(c) -> list[tuple[float, float]]:
     """Where the simulator's two people talk at once."""
     return sorted((max(x.start, y.start), min(x.end, y.end)) for i, x in enumerate(c.turns) for y in c.turns[i + 1:]
@@ -286,6 +306,7 @@ def main() -> None:
         "local-speaker edges": lambda c, turns, seg, over, heard: local_edges(turns, *seg),
         "local back-channels": lambda c, turns, seg, over, heard: local_backchannels(turns, *seg),
         "local back-channels on words": lambda c, turns, seg, over, heard: backchannel_words(turns, plain_words(c), *seg),
+        "back-channels on lone words": lambda c, turns, seg, over, heard: backchannel_free_words(turns, plain_words(c), *seg),
         "oracle at changes": lambda c, turns, seg, over, heard: overlap_at_changes(turns, true_overlaps(c)),
         "oracle, all": lambda c, turns, seg, over, heard: true_backchannels(c, overlap_at_changes(turns, true_overlaps(c))),
     }
