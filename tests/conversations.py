@@ -69,8 +69,9 @@ def _level(audio: np.ndarray) -> np.ndarray:
     return audio * (SPEECH_LEVEL / max(float(np.sqrt(np.mean(audio ** 2))), 1e-6))
 
 
-def find_voices(whisper_model, language: str, work: Path) -> list[Voice]:
-    """Each person's recordings with Whisper's word times."""
+def find_voices(whisper_model, language: str, work: Path, more: bool = False) -> list[Voice]:
+    """Each person's recordings with Whisper's word times. `more` (English) adds the four people
+    of the pyAudioAnalysis radio phone-in, cut at their reference turns."""
     work.mkdir(parents=True, exist_ok=True)
     voices = []
     for name, files in (ENGLISH if language == "en" else PORTUGUESE).items():
@@ -82,35 +83,55 @@ def find_voices(whisper_model, language: str, work: Path) -> list[Voice]:
             voice.utterances.append(Utterance(_level(load_audio(wav)), [w for w in words if w.end > w.start]))
         voices.append(voice)
     if language == "en":  # three people in sequence, cut at their reference turns
-        wav = work / "falcon.wav"
-        convert_to_wav(RECORDINGS / "picovoice_falcon/test.flac", wav)
-        audio, words = load_audio(wav), transcribe(wav, whisper_model, language="en", progress=False).words
-        for turn in read_rttm(RECORDINGS / "picovoice_falcon/test.DERIVED.rttm"):
-            a, b = int(turn.start * SAMPLE_RATE), int(turn.end * SAMPLE_RATE)
-            inside = [replace(w, start=w.start - turn.start, end=w.end - turn.start) for w in words
-                      if turn.start <= (w.start + w.end) / 2 < turn.end and w.end > w.start]
-            voice = next((v for v in voices if v.name == f"falcon-{turn.speaker}"), None) or Voice(f"falcon-{turn.speaker}")
-            if voice not in voices:
-                voices.append(voice)
-            voice.utterances.append(Utterance(_level(audio[a:b]), inside))
+        voices += _people_of(whisper_model, "picovoice_falcon/test", "falcon", work)
+        if more:
+            voices += _people_of(whisper_model, "pyaudioanalysis/diarizationExample", "radio", work)
     # A voice needs a sentence of its own (the shortest picovoice turn is one short phrase).
     return [v for v in voices if sum(len(u.words) for u in v.utterances) >= MIN_VOICE_WORDS]
 
 
+def _people_of(whisper_model, name: str, prefix: str, work: Path) -> list[Voice]:
+    """The people of a recording of several, each cut at their reference turns."""
+    wav = work / f"{prefix}.wav"
+    convert_to_wav(RECORDINGS / f"{name}.flac", wav)
+    audio, words = load_audio(wav), transcribe(wav, whisper_model, language="en", progress=False).words
+    voices: dict[str, Voice] = {}
+    for turn in read_rttm(RECORDINGS / f"{name}.DERIVED.rttm"):
+        a, b = int(turn.start * SAMPLE_RATE), int(turn.end * SAMPLE_RATE)
+        inside = [replace(w, start=w.start - turn.start, end=w.end - turn.start) for w in words
+                  if turn.start <= (w.start + w.end) / 2 < turn.end and w.end > w.start]
+        voice = voices.setdefault(turn.speaker, Voice(f"{prefix}-{turn.speaker}"))
+        voice.utterances.append(Utterance(_level(audio[a:b]), inside))
+    return list(voices.values())
+
+
 def simulate(voices: Sequence[Voice], seed: int, seconds: float = 40.0, phone: bool = False,
-             noise_snr: float | None = None) -> Conversation:
-    """An interview between the two `voices`, about `seconds` long."""
+             noise_snr: float | None = None, reuse: bool = True) -> Conversation:
+    """An interview between the two `voices`, about `seconds` long.
+
+    With `reuse=False` no stretch of a recording is said twice: the interview ends early when
+    the person whose turn it is has no three unsaid words left in a row. Each voice has only
+    2-50 s of recordings, so a 40 s interview that reuses them holds near-copies of the same
+    audio, which real speech never has and which make voices easier to tell apart and to
+    count (benchmarks/speaker_count.py's third table)."""
     rng = np.random.default_rng(seed)
     placed: list[tuple[float, np.ndarray]] = []
     words: list[Word] = []
     turns: list[SpeakerTurn] = []
+    unsaid = None if reuse else {id(v): [[True] * len(u.words) for u in v.utterances] for v in voices}
     t, who = 0.5, 0
     while t < seconds:
         voice, other = voices[who], voices[1 - who]
-        utterance = _pick(rng, voice)
-        n = len(utterance.words)
-        size = int(min(n, rng.integers(3, 15)))
-        first = int(rng.integers(1, n - size + 1)) if n > size and rng.random() < 0.4 else 0  # mid-sentence start
+        if unsaid is None:
+            utterance = _pick(rng, voice)
+            n = len(utterance.words)
+            size = int(min(n, rng.integers(3, 15)))
+            first = int(rng.integers(1, n - size + 1)) if n > size and rng.random() < 0.4 else 0  # mid-sentence start
+        else:
+            chosen = _pick_unsaid(rng, voice, unsaid[id(voice)])
+            if chosen is None:
+                break
+            utterance, first, size = chosen
         span = utterance.words[first:first + size]
         audio, cut_start = _cut(utterance, first, first + size)
         shift = t - cut_start
@@ -120,7 +141,7 @@ def simulate(voices: Sequence[Voice], seed: int, seconds: float = 40.0, phone: b
         turns.append(SpeakerTurn(voice.name, float(said[0].start), float(said[-1].end)))
         length = said[-1].end - said[0].start
         if length > 2.5 and rng.random() < 0.6:  # the listener says "yeah" meanwhile
-            reply = _short_word(rng, other)
+            reply = _short_word(rng, other, None if unsaid is None else unsaid[id(other)])
             if reply is not None:
                 clip, word = reply
                 at = said[0].start + length * rng.uniform(0.3, 0.7)
@@ -176,12 +197,42 @@ def _cut(utterance: Utterance, first: int, last: int) -> tuple[np.ndarray, float
     return utterance.audio[a:b], start
 
 
-def _short_word(rng, voice: Voice):
-    """One short word of `voice`, cut from its recordings: the back-channel."""
-    options = [(u, w) for u in voice.utterances for w in u.words if 0.15 <= w.end - w.start <= 0.6]
+def _pick_unsaid(rng, voice: Voice, unsaid: list[list[bool]]):
+    """(utterance, first word, word count) of a stretch of 3-14 words of `voice` not said yet,
+    marked said; None when no three unsaid words in a row are left."""
+    runs = []  # (utterance index, first, length) of each run of unsaid words
+    for k, flags in enumerate(unsaid):
+        j = 0
+        while j < len(flags):
+            if flags[j]:
+                end = j
+                while end < len(flags) and flags[end]:
+                    end += 1
+                if end - j >= 3:
+                    runs.append((k, j, end - j))
+                j = end
+            else:
+                j += 1
+    if not runs:
+        return None
+    k, start, length = runs[int(rng.integers(len(runs)))]
+    size = int(min(length, rng.integers(3, 15)))
+    first = start + int(rng.integers(1, length - size + 1)) if length > size and rng.random() < 0.4 else start
+    unsaid[k][first:first + size] = [False] * size
+    return voice.utterances[k], first, size
+
+
+def _short_word(rng, voice: Voice, unsaid: list[list[bool]] | None = None):
+    """One short word of `voice`, cut from its recordings: the back-channel (with `unsaid`,
+    only a word not said yet, then marked said)."""
+    options = [(k, j) for k, u in enumerate(voice.utterances) for j, w in enumerate(u.words)
+               if 0.15 <= w.end - w.start <= 0.6 and (unsaid is None or unsaid[k][j])]
     if not options:
         return None
-    utterance, word = options[int(rng.integers(len(options)))]
+    k, j = options[int(rng.integers(len(options)))]
+    if unsaid is not None:
+        unsaid[k][j] = False
+    utterance, word = voice.utterances[k], voice.utterances[k].words[j]
     a, b = int((word.start - 0.03) * SAMPLE_RATE), int((word.end + 0.03) * SAMPLE_RATE)
     return utterance.audio[max(a, 0):b], word
 
