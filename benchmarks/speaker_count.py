@@ -1,6 +1,13 @@
 """How many people speak: iGot's speaker count against the truth, and why it misses.
 
-    PYTHONPATH=. python benchmarks/speaker_count.py [--cache /tmp/count-cache] [--sets tune,check]
+    PYTHONPATH=. python benchmarks/speaker_count.py [--cache /tmp/count-cache] [--sets fresh,tune,check]
+
+"fresh" set (what SAME_VOICE was checked on, 2026-11-25): two-person interviews in which no
+stretch of a recording is said twice (simulate(reuse=False)), every pair of 9 English people
+(find_voices(more=True): LJSpeech, LibriSpeech, JFK, two Picovoice people, the four people of
+the pyAudioAnalysis radio phone-in) and of 5 Portuguese people, clean and through a phone line
+(92 files, 6-31 s: they end when one person has said everything), and each of the 14 people
+alone (28 files). Their windows have no near-copies (third table), as real speech.
 
 Tuning set: two-person interviews simulated from real voices (tests/conversations.py), seeds
 10-29 (a pair of people each), English and Portuguese, clean and through a phone line with
@@ -46,6 +53,7 @@ from tests.conversations import RECORDINGS, find_voices, pairs, simulate  # noqa
 
 TUNE_SEEDS = range(10, 30)
 CHECK_SEEDS = (1, 2)  # speakers_accuracy.py's: pairs(voices, 2, seed=len(language))
+FRESH_PEOPLE = {"en": 9, "pt": 5}  # voices find_voices(more=True) gives per language (checked when made)
 SPLICED = ("pyaudioanalysis/diarizationExample", "pyaudioanalysis/diarizationExample2", "picovoice_falcon/test")
 
 
@@ -86,13 +94,14 @@ def collect(cache: Path, sets: list[str]) -> list[dict]:
             files.append(("spliced", Path(name).name, lambda w, f=flac, n=name: (convert_to_wav(f, w), read_rttm(RECORDINGS / f"{n}.DERIVED.rttm"))[1]))
     voices: dict = {}
 
-    def voices_of(language):
-        if language not in voices:
+    def voices_of(language, more=False):
+        key = f"{language}-more" if more else language
+        if key not in voices:
             from igot.transcribe import load_whisper
 
             whisper = voices.setdefault("whisper", load_whisper("bundled:base", "faster-whisper", "cpu"))
-            voices[language] = find_voices(whisper, language, work / f"voices-{language}")
-        return voices[language]
+            voices[key] = find_voices(whisper, language, work / f"voices-{key}", more=more)
+        return voices[key]
 
     def sim(language, seed, phone, check, alone=None):
         def make(wav):
@@ -106,6 +115,17 @@ def collect(cache: Path, sets: list[str]) -> list[dict]:
             return c.turns
         return make
 
+    def fresh(language, k, phone, alone=False):
+        """Every pair of people (or person alone) of a language, no recording said twice."""
+        def make(wav):
+            vs = voices_of(language, more=True)
+            assert len(vs) == FRESH_PEOPLE[language], [v.name for v in vs]
+            every = [(v, v) for v in vs] if alone else [(a, b) for i, a in enumerate(vs) for b in vs[i + 1:]]
+            c = simulate(every[k], seed=100 + k, seconds=60, phone=phone, noise_snr=30 if phone else None, reuse=False)
+            c.save(wav)
+            return c.turns
+        return make
+
     for language in ("en", "pt"):
         for phone in (False, True):
             line = "phone" if phone else "clean"
@@ -115,6 +135,11 @@ def collect(cache: Path, sets: list[str]) -> list[dict]:
                 files += [(f"sim-one-{line}", f"{language}-{line}-{k}", sim(language, 10 + k, phone, False, k)) for k in range(5)]
             if "check" in sets:
                 files += [(f"check-sim-{language}", f"{language}-{line}-{s}", sim(language, s, phone, True)) for s in CHECK_SEEDS]
+            if "fresh" in sets:
+                people = FRESH_PEOPLE[language]
+                files += [(f"fresh-{language}-{line}", f"{language}-{line}-{k}", fresh(language, k, phone))
+                          for k in range(people * (people - 1) // 2)]
+                files += [(f"fresh-one-{line}", f"{language}-{line}-{k}", fresh(language, k, phone, alone=True)) for k in range(people)]
     diarizer = None
     out = []
     for kind, name, make in files:
@@ -142,7 +167,7 @@ def count_of(f: dict, rule=None) -> int:
         return 0
     if n < 2:
         return 1
-    return len(np.unique((rule or d.find_speakers)(f["vectors"].copy(), f["windows"])))
+    return len(np.unique((rule or d.find_speakers)(f["vectors"].copy())))
 
 
 def _unit(x):
@@ -169,7 +194,7 @@ def steps(f: dict) -> tuple[int, int, int, float]:
         others = [k for k in range(len(ids)) if k != small]
         moved = labels == ids[small]
         labels[moved] = ids[others][np.argmax(unit[moved] @ voices[others].T, axis=1)]
-    final = d.find_speakers(vectors.copy(), f["windows"])
+    final = d.find_speakers(vectors.copy())
     ids = np.unique(final)
     voices = _unit(np.stack([unit[final == i].mean(0) for i in ids]))
     alike = voices @ voices.T
@@ -219,7 +244,7 @@ def nearest_windows(files: list[dict]) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "count-cache")
-    parser.add_argument("--sets", default="tune,check")
+    parser.add_argument("--sets", default="fresh,tune,check")
     parser.add_argument("--sweep", default="", help="same-voice thresholds to try instead, e.g. 0.66,0.7,0.74,0.78")
     args = parser.parse_args()
     files = collect(args.cache, args.sets.split(","))
