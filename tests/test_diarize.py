@@ -122,10 +122,9 @@ def _interview(recordings, seconds=30.0, piece=3.0):
 def test_two_alike_voices_on_a_phone_line_are_two_people(tmp_path, devdata, wav16k, diarizer, people):
     """Two Brazilian men of one corpus through a phone line are two speakers, and one of them
     alone is one. Their average voices are 0.75-0.82 alike (CAM++ cosine) in the simulated
-    interviews, above the 0.7 at which the previous rule joined any two groups: it found one
-    speaker in 11 of 20 phone interviews in Portuguese (seeds 10-29), and here. Joining groups
-    only when their windows are each other's neighbours (or >= 0.78 alike) finds two in 17 of
-    20 (benchmarks/speaker_count.py), and two here."""
+    interviews, above the 0.7 at which an earlier rule joined any two groups: it found one
+    speaker in 11 of 20 phone interviews in Portuguese (seeds 10-29), and here. Joining only
+    groups >= 0.78 alike finds two in 18 of 20 (benchmarks/speaker_count.py), and two here."""
     recordings = [wav16k(devdata / f"falabrasil_pt/{name}.flac") for name in people]
     wav = Conversation(_interview(recordings), [], []).save(tmp_path / "interview.wav")
     assert len({t.speaker for t in diarize(wav, diarizer)}) == len(people)
