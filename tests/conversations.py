@@ -14,6 +14,7 @@ audio is rebuilt from the recordings each time.
 from __future__ import annotations
 
 import wave
+from itertools import groupby
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -203,16 +204,11 @@ def _pick_unsaid(rng, voice: Voice, unsaid: list[list[bool]]):
     runs = []  # (utterance index, first, length) of each run of unsaid words
     for k, flags in enumerate(unsaid):
         j = 0
-        while j < len(flags):
-            if flags[j]:
-                end = j
-                while end < len(flags) and flags[end]:
-                    end += 1
-                if end - j >= 3:
-                    runs.append((k, j, end - j))
-                j = end
-            else:
-                j += 1
+        for free, run in groupby(flags):
+            length = len(list(run))
+            if free and length >= 3:
+                runs.append((k, j, length))
+            j += length
     if not runs:
         return None
     k, start, length = runs[int(rng.integers(len(runs)))]
