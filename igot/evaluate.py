@@ -34,6 +34,36 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     return previous[-1] / len(ref)
 
 
+def align_words(said: Sequence[Word], heard: Sequence[Word], near: float = 1.0) -> list[tuple[int, int]]:
+    """(i, j) pairs of a transcript's words `heard[j]` and the words truly said `said[i]`, both in
+    time order: the edit-distance alignment (same word or a substitution, words within `near`
+    seconds of each other), as the word diarization error rate (WDER) scores speakers on the
+    words a transcript holds. A word only one side has is left out."""
+    ref = [" ".join(normalize(w.text)) for w in said]
+    hyp = [" ".join(normalize(w.text)) for w in heard]
+    far = len(ref) + len(hyp) + 1  # a pair of words further apart than `near` is never aligned
+
+    def cost(i: int, j: int) -> int:
+        apart = abs((said[i].start + said[i].end) - (heard[j].start + heard[j].end)) / 2
+        return far if apart >= near else int(ref[i] != hyp[j])
+
+    table = np.zeros((len(ref) + 1, len(hyp) + 1), dtype=np.int64)
+    table[:, 0], table[0, :] = np.arange(len(ref) + 1), np.arange(len(hyp) + 1)
+    for i in range(1, len(ref) + 1):
+        for j in range(1, len(hyp) + 1):
+            table[i, j] = min(table[i - 1, j - 1] + cost(i - 1, j - 1), table[i - 1, j] + 1, table[i, j - 1] + 1)
+    pairs, i, j = [], len(ref), len(hyp)
+    while i and j:
+        if table[i, j] == table[i - 1, j - 1] + cost(i - 1, j - 1) and cost(i - 1, j - 1) < far:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif table[i, j] == table[i - 1, j] + 1:
+            i -= 1
+        else:
+            j -= 1
+    return pairs[::-1]
+
+
 def speaker_of(turns: Sequence[SpeakerTurn], time: float) -> str | None:
     for t in turns:
         if t.start <= time < t.end:

@@ -51,3 +51,15 @@ def test_splitting_or_merging_people_costs_words():
     assert right_speaker_share(["1", "1", "2", "2"], ["A", "A", "B", "B"]) == 1.0
     assert right_speaker_share(["1", "1", "2", "2"], ["A", "A", "A", "A"]) == 0.5  # one person split in two
     assert right_speaker_share(["1", "1", "1", "1"], ["A", "A", "A", "B"]) == 0.75  # two merged
+
+
+def test_transcript_words_are_scored_against_the_words_said_at_that_moment():
+    from igot.evaluate import align_words
+    from igot.transcript import Word as W
+
+    said = [W("Hello", 0.0, 0.4), W("there.", 0.4, 0.8), W("Yeah", 0.6, 0.9), W("so", 1.0, 1.2), W("the", 1.2, 1.3), W("plan", 1.3, 1.7)]
+    # The transcript drops the "yeah" said over "there", mishears "plan" as "plant" and, 4 s
+    # later, has a "plan" of its own: a word is only paired with one said at about that moment.
+    heard = [W("hello", 0.0, 0.4), W("there", 0.4, 0.8), W("so", 1.0, 1.2), W("the", 1.2, 1.3), W("plant", 1.3, 1.7), W("plan", 5.0, 5.3)]
+    assert align_words(said, heard) == [(0, 0), (1, 1), (3, 2), (4, 3), (5, 4)]
+    assert align_words(said, heard[5:]) == []
