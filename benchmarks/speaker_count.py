@@ -30,7 +30,9 @@ files by leaning on those copies (e.g. a denser affinity graph) can lose on real
 
 For every two-person miss: the eigen-gap guess (senko's SpectralCluster, before iGot's rules),
 the count after the share rule alone and after joining groups that are one person, the cosine between the two true
-speakers' mean voices, and the largest cosine between found groups' mean voices.
+speakers' mean voices, the largest cosine between found groups' mean voices, and each true
+person's seconds of speech with the windows that are mostly theirs (the same for the AMI and
+spliced files).
 """
 
 from __future__ import annotations
@@ -241,6 +243,13 @@ def nearest_windows(files: list[dict]) -> list[dict]:
     return rows
 
 
+def people(f: dict) -> str:
+    """Each true person's seconds of speech and the windows that are mostly theirs, most first:
+    a person with no window of their own cannot be counted by any clustering rule."""
+    windows = {p: sum(s == p for s in f["speakers"]) for p in f["true"]}
+    return ", ".join(f"{f['seconds'][p]:.1f} ({windows[p]})" for p in sorted(f["true"], key=lambda p: -f["seconds"][p]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "count-cache")
@@ -266,7 +275,8 @@ def main() -> None:
             misses.append({"set": f["set"], "file": f["name"], "true": len(f["true"]), "found": found, "windows": len(f["vectors"]),
                            "eigen-gap": guess, "after share": shared, "after joining": merged,
                            "true voices cos": f"{true_alike(f):.2f}" if len(f["true"]) == 2 else "-",
-                           "max found cos": f"{left:.2f}", "least speech s": f"{least:.1f}"})
+                           "max found cos": f"{left:.2f}", "least speech s": f"{least:.1f}",
+                           "each person: s (windows)": people(f)})
     table(misses, "Two-person misses, AMI and spliced files: find_speakers step by step")
 
 
