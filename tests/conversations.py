@@ -13,6 +13,7 @@ audio is rebuilt from the recordings each time.
 
 from __future__ import annotations
 
+import json
 import wave
 from itertools import groupby
 from dataclasses import dataclass, field, replace
@@ -38,6 +39,8 @@ ENGLISH = {
 PORTUGUESE = {f"lapsbm{n}": [f"falabrasil_pt/LapsBM_{n}.flac"] for n in ("0240", "0385", "0415", "0475", "0618")}
 PORTUGUESE["ufpalign"] = ["falabrasil_pt/ufpalign_falabrasil.flac"]
 MIN_VOICE_WORDS = 6
+# The dev data's tune / check split (issue 22): speaker settings are chosen on "tune" only.
+SPLIT = json.loads((RECORDINGS / "split.json").read_text(encoding="utf-8"))
 SPEECH_LEVEL = 0.05  # every voice is brought to this RMS, as an auto-gain phone or meeting app would
 
 
@@ -345,3 +348,21 @@ def pooled(conversations, make_turns) -> dict:
         for key, value in turn_taking(c, make_turns(c, seed)).items():
             total[key] = total.get(key, 0) + value
     return total
+
+
+def side_voices(whisper_model, language: str, side: str, work: Path) -> list[Voice]:
+    """The voices of one side of the split ("tune" or "check") in `language`."""
+    names = SPLIT[side]["english_voices" if language == "en" else "portuguese_voices"]
+    return [v for v in find_voices(whisper_model, language, work, more=language == "en") if v.name in names]
+
+
+def side_interviews(whisper_model, side: str, work: Path, seconds: float = 60.0):
+    """Every pair of one side's voices in a two-person interview, clean and through a phone line
+    (room noise at 30 dB SNR), nothing said twice: (name, interview, its saved WAV)."""
+    for language in ("en", "pt"):
+        voices = side_voices(whisper_model, language, side, work / f"voices-{language}")
+        for k, pair in enumerate((a, b) for i, a in enumerate(voices) for b in voices[i + 1:]):
+            for phone in (False, True):
+                c = simulate(pair, seed=1000 + k, seconds=seconds, phone=phone, noise_snr=30 if phone else None, reuse=False)
+                name = f"{language}-{'phone' if phone else 'clean'} {pair[0].name}/{pair[1].name}"
+                yield name, c, c.save(work / f"{side}-{language}-{k}-{phone}.wav")

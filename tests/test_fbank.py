@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from igot.diarize import diarize
-from igot.fbank import Features, window_features
+from igot.speaker_features import Features, window_features
 
 GOLDEN = Path(__file__).parent / "data" / "fbank" / "golden.npz"
 

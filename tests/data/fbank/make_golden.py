@@ -1,5 +1,5 @@
 """Write golden.npz: senko 0.2.2's own C++ filterbank output, which tests/test_fbank.py compares
-igot.fbank against.
+igot.speaker_features against.
 
 senko's PyPI wheel crashes on CPUs without AVX-512, so this needs senko built from source
 (`pip install --no-binary senko --no-deps --force-reinstall senko==0.2.2`), or a machine with
