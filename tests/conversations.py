@@ -117,7 +117,7 @@ def simulate(voices: Sequence[Voice], seed: int, seconds: float = 40.0, phone: b
     the person whose turn it is has no three unsaid words left in a row. Each voice has only
     2-50 s of recordings, so a 40 s interview that reuses them holds near-copies of the same
     audio, which real speech never has and which make voices easier to tell apart and to
-    count (benchmarks/speaker_count.py's third table)."""
+    count (docs/findings.md, "The simulated interviews reuse their audio")."""
     rng = np.random.default_rng(seed)
     placed: list[tuple[float, np.ndarray]] = []
     words: list[Word] = []
@@ -280,22 +280,6 @@ def phrases_of(words, turns) -> list[tuple[int, Word]]:
     out = assign_speakers(Transcript(Source("interview"), "en", phrases=[Phrase("", 0, 0, "", words=plain)]), turns)
     found = {(w.start, w.end, w.text): (k, w) for k, p in enumerate(out.phrases) for w in p.words}
     return [found[(w.start, w.end, w.text)] for w in words]
-
-
-def interviews(whisper_model, seeds: Sequence[int], work: Path):
-    """The benchmarks' simulated interviews: per language and line (clean, or a phone line with
-    room noise at 30 dB SNR), (language, phone, generator of (seed, interview, its saved WAV)),
-    40 s each, one pair of people per seed. Each is made when the generator reaches it."""
-    for language in ("en", "pt"):
-        voices = find_voices(whisper_model, language, work / f"voices-{language}")
-        for phone in (False, True):
-            yield language, phone, _interviews(voices, language, phone, seeds, work)
-
-
-def _interviews(voices, language: str, phone: bool, seeds: Sequence[int], work: Path):
-    for seed in seeds:
-        c = simulate(pairs(voices, 1, seed=seed)[0], seed=seed, seconds=40, phone=phone, noise_snr=30 if phone else None)
-        yield seed, c, c.save(work / f"{language}-{seed}-{phone}.wav")
 
 
 def speaker_mapping(found: Sequence[str], true: Sequence[str]) -> dict[str, str]:
