@@ -1,16 +1,19 @@
 """Is iGot's transcription as accurate as the engine it wraps? WER of `igot.transcribe` next to
 plain faster-whisper (`WhisperModel.transcribe(audio, vad_filter=True, word_timestamps=True)`,
-the same loaded model, the same audio), in the same run, with the speed of each.
+the engine's own settings) and faster-whisper's own batched pipeline (`BatchedInferencePipeline`,
+batch 4 as on a CPU), the same loaded model, the same audio, in the same run, with the speed of each.
 
-Sets: English with tiny.en and with base, Portuguese with base (language given). Each set is the
-dev recordings one by one (2-12 s) plus three "conversations": all of them joined, in three
-orders, with pauses of 0.3-3 s between them (45-80 s), because iGot's batching, VAD chunks and
+Sets: English with tiny.en and with base, Portuguese with base (language given), on one side of
+tests/data/recordings/split.json ("transcription"; choose on tune, run check once). Each set is
+the side's recordings one by one (2-12 s) plus three "conversations": all of them joined, in
+three orders, with pauses of 0.3-3 s between them, because batching, VAD chunks and the
 re-decoding of lost speech only come into play on audio longer than one 30 s window.
 
-    python benchmarks/transcription_accuracy.py [--devdata tests/data/recordings] [--sets en-tiny,en-base,pt-base]
+    python benchmarks/transcription_accuracy.py --side tune|check [--sets en-tiny,en-base,pt-base]
 
-Prints per-recording WER of both, then per set: pooled WER (all errors / all reference words)
-and the real-time factor (seconds of processing per second of audio, model loading excluded).
+Prints per-recording WER, then per set: pooled WER (all errors / all reference words) and the
+real-time factor (seconds of processing per second of audio, model loading excluded); last, the
+pooled WER differences against plain with a 95 % bootstrap interval over recordings.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio  # noqa: E402
 from igot.evaluate import normalize, word_error_rate  # noqa: E402
 from igot.transcribe import load_whisper, transcribe  # noqa: E402
 from tables import table  # noqa: E402
+from tests.conversations import SPLIT  # noqa: E402
 
 # (order of the recordings, pauses between them in seconds, cycled)
 CONVERSATIONS = [("joined", lambda xs: xs, (0.7, 1.5, 0.4, 2.5, 1.0)),
@@ -41,18 +45,24 @@ CONVERSATIONS = [("joined", lambda xs: xs, (0.7, 1.5, 0.4, 2.5, 1.0)),
                  ("rotated", lambda xs: xs[3:] + xs[:3], (0.3, 3.0, 0.8))]
 
 
-def english(dev: Path) -> list[tuple[Path, str]]:
+def english(dev: Path, side: str) -> list[tuple[Path, str]]:
     timit = (dev / "timit_ldc93s1/LDC93S1.txt").read_text().split()[2:]  # after the sample offsets
     items = [(dev / "openai_whisper/jfk.flac", (dev / "openai_whisper/jfk.reference.txt").read_text()),
              (dev / "librispeech_misc/2412-153948-0000.flac", (dev / "librispeech_misc/2412-153948-0000.txt").read_text()),
              (dev / "timit_ldc93s1/LDC93S1.flac", " ".join(timit))]
     with open(dev / "ljspeech/metadata.csv", encoding="utf-8") as f:
         items += [(dev / f"ljspeech/{r[0]}.flac", r[-1]) for r in csv.reader(f, delimiter="|")]
-    return items
+    return _on_side(items, dev, side)
 
 
-def portuguese(dev: Path) -> list[tuple[Path, str]]:
-    return [(p, p.with_suffix(".txt").read_text(encoding="utf-8")) for p in sorted((dev / "falabrasil_pt").glob("*.flac"))]
+def portuguese(dev: Path, side: str) -> list[tuple[Path, str]]:
+    items = [(p, p.with_suffix(".txt").read_text(encoding="utf-8")) for p in sorted((dev / "falabrasil_pt").glob("*.flac"))]
+    return _on_side(items, dev, side)
+
+
+def _on_side(items, dev: Path, side: str):
+    chosen = set(SPLIT[side]["transcription"])
+    return [(p, text) for p, text in items if p.relative_to(dev).as_posix() in chosen]
 
 
 def write_wav(path: Path, audio: np.ndarray) -> Path:
@@ -85,6 +95,14 @@ def plain_faster_whisper(wav: Path, model, lang: str) -> str:
     return " ".join(s.text.strip() for s in segments)
 
 
+def batched_alone(wav: Path, model, lang: str) -> str:
+    from faster_whisper import BatchedInferencePipeline
+
+    segments, _ = BatchedInferencePipeline(model=model.model).transcribe(load_audio(wav), language=lang, batch_size=4,
+                                                                         word_timestamps=True)
+    return " ".join(s.text.strip() for s in segments)
+
+
 def igot(wav: Path, model, lang: str) -> str:
     return " ".join(p.text for p in transcribe(wav, model, language=lang, progress=False).phrases)
 
@@ -92,6 +110,7 @@ def igot(wav: Path, model, lang: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--devdata", type=Path, default=ROOT / "tests" / "data" / "recordings")
+    parser.add_argument("--side", choices=("tune", "check"), required=True)
     parser.add_argument("--sets", default="en-tiny,en-base,pt-base")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="igot-wer-"))
@@ -99,29 +118,43 @@ def main() -> None:
     base = load_whisper("bundled:base", "faster-whisper", "cpu")
     sets = {"en-tiny": ("English, tiny.en", tiny, "en", english), "en-base": ("English, base", base, "en", english),
             "pt-base": ("Portuguese, base", base, "pt", portuguese)}
-    summary = []
+    ways = [("plain", plain_faster_whisper), ("batched", batched_alone), ("igot", igot)]
+    summary, per_file = [], []  # per_file: (set, {way: errors}, words)
     for key in args.sets.split(","):
         label, model, lang, items = sets[key]
-        rows, totals = [], {"igot": [0.0, 0.0], "plain": [0.0, 0.0]}  # errors, seconds
+        rows, totals = [], {way: [0.0, 0.0] for way, _ in ways}  # errors, seconds
         words = audio = 0.0
-        for name, wav, reference in recordings(items(args.devdata), work, lang):
+        for name, wav, reference in recordings(items(args.devdata, args.side), work, lang):
             n = len(normalize(reference))
             duration = len(load_audio(wav)) / SAMPLE_RATE
             row = {"recording": name, "audio s": f"{duration:.1f}", "words": n}
-            for way, run in [("plain", plain_faster_whisper), ("igot", igot)]:
+            errors = {}
+            for way, run in ways:
                 t0 = time.perf_counter()
                 wer = word_error_rate(reference, run(wav, model, lang))
                 totals[way][1] += time.perf_counter() - t0
                 totals[way][0] += wer * n
+                errors[way] = wer * n
                 row[f"WER {way}"] = f"{wer:.3f}"
+            per_file.append((key, errors, n))
             words, audio = words + n, audio + duration
             rows.append(row)
-        table(rows, f"{label}: WER per recording (plain = faster-whisper alone, vad_filter=True)")
+        table(rows, f"{label}, {args.side}: WER per recording")
         summary.append({"set": label, "recordings": len(rows), "words": int(words), "audio s": f"{audio:.0f}",
-                        "WER plain": f"{totals['plain'][0] / words:.4f}", "WER iGot": f"{totals['igot'][0] / words:.4f}",
-                        "iGot - plain": f"{(totals['igot'][0] - totals['plain'][0]) / words:+.4f}",
-                        "RTF plain": f"{totals['plain'][1] / audio:.3f}", "RTF iGot": f"{totals['igot'][1] / audio:.3f}"})
-    table(summary, "Pooled WER and real-time factor, iGot vs plain faster-whisper (same model, same run)")
+                        **{f"WER {way}": f"{totals[way][0] / words:.4f}" for way, _ in ways},
+                        **{f"RTF {way}": f"{totals[way][1] / audio:.3f}" for way, _ in ways}})
+    table(summary, f"Pooled WER and real-time factor, {args.side} (same model, same run)")
+    rng = np.random.default_rng(0)
+    rows = []
+    for key in args.sets.split(",") + ["all"]:
+        chosen = [(e, n) for k, e, n in per_file if key in (k, "all")]
+        for way in ("batched", "igot"):
+            diff = np.array([e[way] - e["plain"] for e, _ in chosen])
+            n = np.array([n for _, n in chosen], dtype=float)
+            draws = [diff[i].sum() / n[i].sum() for i in (rng.integers(0, len(n), len(n)) for _ in range(2000))]
+            lo, hi = np.percentile(draws, [2.5, 97.5])
+            rows.append({"set": key, "way": way, "WER - plain": f"{diff.sum() / n.sum():+.4f}", "95 %": f"[{lo:+.4f}, {hi:+.4f}]"})
+    table(rows, "Pooled WER against plain faster-whisper, 95 % bootstrap over recordings (joined ones included)")
 
 
 if __name__ == "__main__":

@@ -104,14 +104,18 @@ def test_unknown_model_name():
         load_whisper("large-v9")
 
 
-def test_no_stretch_of_speech_is_left_out(devdata, wav16k, tiny_en):
+@pytest.mark.parametrize("batched", [False, True])
+def test_no_stretch_of_speech_is_left_out(devdata, wav16k, tiny_en, batched):
     """Whisper can stop decoding a batched chunk early and drop its end (here: the last caller
-    of the radio phone-in, 35-42 s); the missing speech is decoded again."""
+    of the radio phone-in, 35-42 s); the missing speech is decoded again. Batched as on a GPU
+    (batch_size set), and one window after the other as on a CPU."""
+    from dataclasses import replace
+
     from igot.audio import load_audio
     from igot.transcribe import untranscribed_speech
 
     wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.flac")
-    t = transcribe(wav, tiny_en, language="en", progress=False)
+    t = transcribe(wav, replace(tiny_en, batch_size=4) if batched else tiny_en, language="en", progress=False)
     assert t.words[-1].end > 40.0
     assert "commonwealth" in " ".join(p.text.lower() for p in t.phrases)
     assert untranscribed_speech(load_audio(wav), t.phrases) == []
@@ -154,7 +158,7 @@ def joined_recordings(devdata, wav16k, tmp_path, names_and_pauses) -> tuple:
 
 
 def test_as_accurate_as_faster_whisper_alone(devdata, wav16k, tiny_en, tmp_path):
-    """iGot's batched decoding must not cost words against plain faster-whisper
+    """iGot's batched decoding (a GPU's; here asked for with batch_size) must not cost words against plain faster-whisper
     (`transcribe(vad_filter=True)`, same model) on a recording longer than one 30 s window:
     5 dev recordings joined with pauses (43 s), whose first batch chunk ends with TIMIT's
     sentence, which batched text-only decoding drops (faster-whisper #1179). Measured WER with
@@ -168,5 +172,8 @@ def test_as_accurate_as_faster_whisper_alone(devdata, wav16k, tiny_en, tmp_path)
         ("jfk", 0.7), ("2412-153948-0000", 1.5), ("LDC93S1", 0.4), ("LJ001-0001", 2.5), ("LJ001-0002", 1.0)])
     segments, _ = tiny_en.model.transcribe(load_audio(wav), language="en", vad_filter=True, word_timestamps=True)
     plain = word_error_rate(reference, " ".join(s.text for s in segments))
-    ours = word_error_rate(reference, " ".join(p.text for p in transcribe(wav, tiny_en, language="en", progress=False).phrases))
+    from dataclasses import replace
+
+    batched = replace(tiny_en, batch_size=4)
+    ours = word_error_rate(reference, " ".join(p.text for p in transcribe(wav, batched, language="en", progress=False).phrases))
     assert ours <= plain + 0.02, f"iGot WER {ours:.3f}, faster-whisper alone {plain:.3f}"
