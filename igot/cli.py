@@ -75,14 +75,19 @@ def library_command(args: argparse.Namespace) -> int:
     from igot import library
 
     try:
+        if not args.out.is_dir():
+            if args.command == "search":
+                raise IgotError(f"No output folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")
+            interviews, skipped = [], []
+        else:
+            interviews, skipped = library.load_library(args.out)
+        for s in skipped:
+            print(f"igot: {s.line()}", file=sys.stderr)
         if args.command == "index":
-            interviews = library.load_interviews(args.out) if args.out.is_dir() else []
-            path = library.write_library(args.out, interviews)
+            path = library.write_library(args.out, interviews, skipped)
             print(f"Library: {len(interviews)} interviews -> {path}")
             return 0
-        if not args.out.is_dir():
-            raise IgotError(f"No output folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")
-        hits = library.search(library.load_interviews(args.out), args.query, speaker=args.speaker, interview=args.interview)
+        hits = library.search(interviews, args.query, speaker=args.speaker, interview=args.interview)
     except IgotError as exc:
         print(f"igot: {exc}", file=sys.stderr)
         return 2

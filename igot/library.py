@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from igot import export
 from igot.errors import IgotError
 from igot.links import link_at
-from igot.transcript import Transcript
+from igot.transcript import SCHEMA_VERSION, Transcript
 
 INDEX = "index.html"
 CACHE = Path(".igot") / "library-cache.json"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: per file [stamp, search data, why it was skipped]
 SUMMARY_POINTS = 3  # how many summary points each entry shows
 # Accents that NFD splits off Latin, Greek and Cyrillic letters: "ç" is "c" + U+0327. Other
 # scripts' marks (Devanagari vowel signs, say) are part of their letters and stay.
@@ -89,52 +90,119 @@ class Interview:
         return [name for _, name in export.header_facts(self.transcript).speakers]
 
 
-def load_interviews(folder: Path | str) -> list[Interview]:
-    """Every interview JSON directly in `folder`, newest first, its phrases without their words;
-    other JSON files are passed over.
+@dataclass
+class Skipped:
+    """A JSON in the folder that looks like an interview but cannot be listed."""
+
+    path: Path
+    why: str  # what is wrong with it and what to do, in words
+
+    def line(self) -> str:
+        return f"Skipped {self.path.name}: {self.why}."
+
+
+# What to do about a damaged interview JSON: its recording gives it again.
+REDO = "run igot run again on its recording (finished steps are reused), or move the file out of the folder"
+
+
+def load_library(folder: Path | str) -> tuple[list[Interview], list[Skipped]]:
+    """Every interview JSON directly in `folder`, newest first, its phrases without their words,
+    and the interview JSONs that could not be read (old or damaged), each with why. Other JSON
+    files (not interviews) are passed over.
 
     What search needs of each file is kept in OUT/.igot/library-cache.json, by the file's time
     and size: with 200 one-hour interviews, reading every JSON again would cost each run ~10 s."""
     folder = Path(folder)
     cache = _read_cache(folder / CACHE)
     seen: dict[str, list] = {}
-    interviews = []
+    interviews, skipped = [], []
     for path in sorted(folder.glob("*.json")):
         try:
             stat = path.stat()
-            stamp = [stat.st_mtime_ns, stat.st_size]
-            entry = cache.get(path.name)
-            data = entry[1] if entry and entry[0] == stamp else _search_data(path)
-            seen[path.name] = [stamp, data]
-            if data is None:
-                continue
-            t = Transcript.from_dict(data)
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            continue  # not a transcript (or a damaged one): the library lists the others
-        interviews.append(Interview(t, path, _date(t, path)))
+        except OSError:
+            continue  # removed while we looked
+        stamp = [stat.st_mtime_ns, stat.st_size]
+        entry = cache.get(path.name)
+        data, why = (entry[1], entry[2]) if entry and entry[0] == stamp else _search_data(path)
+        seen[path.name] = [stamp, data, why]
+        if data is not None:
+            try:
+                interviews.append(Interview(Transcript.from_dict(data), path, _date(data, path)))
+            except (ValueError, KeyError, TypeError, AttributeError) as err:
+                why = f"it is not a transcript this iGot can read ({err}); {REDO}"
+        if why:
+            skipped.append(Skipped(path, why))
     if seen.keys() != cache.keys() or any(cache[name][0] != entry[0] for name, entry in seen.items()):
         _write_cache(folder / CACHE, seen)
-    interviews.sort(key=lambda i: (i.date, i.name), reverse=True)
-    return interviews
+    return sort_newest_first(interviews), skipped
 
 
-def _search_data(path: Path) -> Optional[dict]:
-    """The transcript in `path` without what search never reads (words, turns, links); None when
-    the file is not a transcript."""
+def load_interviews(folder: Path | str) -> list[Interview]:
+    """The interviews of load_library(), for searching."""
+    return load_library(folder)[0]
+
+
+def sort_newest_first(interviews: list[Interview]) -> list[Interview]:
+    """The library's order, the same on the page and in `igot search`."""
+    return sorted(interviews, key=lambda i: (i.date, i.name), reverse=True)
+
+
+def _search_data(path: Path) -> tuple[Optional[dict], Optional[str]]:
+    """(the transcript in `path` without what search never reads (words, turns, links), None),
+    (None, None) when the file is not an interview, or (None, what is wrong) when it is one that
+    cannot be read."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or "source" not in data or not isinstance(data.get("phrases"), list):
-        return None
-    phrases = [{k: p[k] for k in ("speaker", "start", "end", "text") if k in p} for p in data["phrases"] if isinstance(p, dict)]
-    return {**data, "turns": [], "phrases": phrases}
+    except UnicodeDecodeError:
+        return None, f"it is not text (damaged?); {REDO}"
+    except ValueError as err:
+        return None, f"it is not valid JSON ({err.msg} at line {err.lineno}: cut short, or edited by hand?); {REDO}"
+    except OSError as err:
+        return None, f"it cannot be read ({err.strerror or err}); check the file's permissions"
+    if not isinstance(data, dict) or not ("source" in data and "phrases" in data):
+        return None, None  # some other JSON: not an interview
+    version = data.get("schema_version", 0)
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        return None, (f"it was written by a newer iGot (transcript schema {version}; this one reads {SCHEMA_VERSION}): "
+                      "update iGot (pip install -U igot)")
+    why = _problem(data)
+    if why:
+        return None, f"{why}; {REDO}"
+    phrases = [{k: p[k] for k in ("speaker", "start", "end", "text")} for p in data["phrases"]]
+    return {**data, "turns": [], "phrases": phrases}, None
+
+
+def _problem(data: dict) -> Optional[str]:
+    """What keeps an interview JSON off the page, in words; None when nothing does. Checked here
+    so that one bad file can never break the page or shift another interview's phrases."""
+    if not isinstance(data.get("schema_version", 0), int):
+        return f"its schema_version is {data['schema_version']!r}, not a number"
+    source = data["source"]
+    if not isinstance(source, dict) or not isinstance(source.get("title"), str):
+        return "its source has no title (an older or hand-made file?)"
+    if not isinstance(data["phrases"], list):
+        return "its phrases are not a list"
+    for i, p in enumerate(data["phrases"]):
+        if not isinstance(p, dict):
+            return f"phrase {i + 1} is not an object"
+        for key, kind in (("speaker", str), ("start", (int, float)), ("end", (int, float)), ("text", str)):
+            value = p.get(key)
+            if not isinstance(value, kind) or isinstance(value, bool) or (kind is not str and not math.isfinite(value)):
+                return f"phrase {i + 1} has no {key}" if key not in p else f"phrase {i + 1} has a {key} of {value!r}"
+    for key, fields_ in (("speakers", ("id", "name")), ("summary", ("text",))):
+        items = data.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(x, dict) and all(isinstance(x.get(f), str) for f in fields_) for x in items):
+            return f"its {key} are not in the form iGot writes"
+    if not isinstance(data.get("info", {}), dict):
+        return "its info is not an object"
+    return None
 
 
 def _read_cache(path: Path) -> dict[str, list]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return data["files"] if data.get("version") == CACHE_VERSION and isinstance(data.get("files"), dict) else {}
+        files = data["files"] if data.get("version") == CACHE_VERSION and isinstance(data.get("files"), dict) else {}
+        return {name: entry for name, entry in files.items() if isinstance(entry, list) and len(entry) == 3}
     except (OSError, ValueError, KeyError, AttributeError):
         return {}
 
@@ -149,15 +217,18 @@ def _write_cache(path: Path, files: dict[str, list]) -> None:
         pass
 
 
-def _date(t: Transcript, path: Path) -> datetime:
-    created = t.info.get("created")
+def _date(data: dict, path: Path) -> datetime:
+    created = (data.get("info") or {}).get("created")
     if isinstance(created, str):
         try:
             when = datetime.fromisoformat(created.strip().replace("Z", "+00:00"))
             return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
         except ValueError:
             pass
-    return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+    except OSError:
+        return datetime.now(timezone.utc)  # not written yet
 
 
 def video_link(t: Transcript, seconds: float) -> Optional[str]:
@@ -271,8 +342,9 @@ def _link_parts(t: Transcript) -> Optional[list[str]]:
 
 
 def page_data(interviews: list[Interview], folder: Path) -> dict:
-    """What the page searches: per interview its facts and, per phrase, start second, speaker and
-    text (the texts joined by newlines: no quotes and commas per phrase)."""
+    """What the page searches and shows: per interview its facts and, per phrase, start second,
+    speaker and text (the texts joined by newlines: no quotes and commas per phrase). Every phrase
+    is exactly one line (clean_text leaves no newline), so the page's k-th line is its k-th phrase."""
     out = []
     for iv in interviews:
         t = iv.transcript
@@ -309,8 +381,9 @@ def _script_json(data: dict) -> str:
         "\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def library_html(interviews: list[Interview], folder: Path) -> str:
-    """The library page: the interviews, newest first, and a search over all their phrases."""
+def library_html(interviews: list[Interview], folder: Path, skipped: Sequence[Skipped] = ()) -> str:
+    """The library page: the interviews, newest first, and a search over all their phrases; a
+    line for each interview file that could not be read."""
     e = html.escape
     entries = []
     for iv in interviews:
@@ -326,21 +399,26 @@ def library_html(interviews: list[Interview], folder: Path) -> str:
             f'<p class="meta">{" · ".join(meta)}</p>' + (f'<ul class="points">{summary}</ul>' if summary else "") + "</li>"
         )
     listing = "\n".join(entries) or '<li class="empty">No interviews yet: run <code>igot run</code> and they appear here.</li>'
+    if skipped:
+        listing += "\n" + "\n".join(f'<li class="skipped">{e(s.line())}</li>' for s in skipped)
     count = f"{len(interviews)} interview{'s' * (len(interviews) != 1)}"
     phrases = sum(len(iv.transcript.phrases) for iv in interviews)
     return PAGE.format(count=count, phrases=f"{phrases:,}", listing=listing,
                        data=_script_json(page_data(interviews, folder)), script=SCRIPT, css=LIBRARY_CSS)
 
 
-def write_library(folder: Path | str, interviews: Optional[list[Interview]] = None) -> Path:
+def write_library(folder: Path | str, interviews: Optional[list[Interview]] = None,
+                  skipped: Sequence[Skipped] = ()) -> Path:
     """(Re)write folder/index.html from every interview JSON in `folder` (or the `interviews`
-    already loaded from it); returns its path."""
+    already loaded from it, and the files `skipped` then); returns its path."""
     folder = Path(folder)
     if not folder.is_dir():
         raise IgotError(f"No output folder {folder}.", "Give the folder iGot wrote the interviews to (--out).")
+    if interviews is None:
+        interviews, skipped = load_library(folder)
     path = folder / INDEX
     try:
-        export._write_atomic(path, library_html(load_interviews(folder) if interviews is None else interviews, folder))
+        export._write_atomic(path, library_html(interviews, folder, skipped))
     except OSError as err:
         raise IgotError(f"Could not write {path}: {err.strerror or err}.", "Check that you can write to that folder.") from err
     return path
@@ -377,6 +455,7 @@ ul.interviews { list-style: none; padding: 0; margin: 0; }
 .points { margin: .3rem 0 0; padding-left: 1.2rem; font-size: .92rem; }
 button.more { margin-top: .8rem; font: inherit; padding: .35rem .9rem; border-radius: 8px; border: 1px solid #b8bfca; background: #fff; }
 .empty { color: var(--muted); font-style: italic; }
+.skipped { color: #b23a1e; font-size: .88rem; padding: .5rem 0; }
 @media (max-width: 640px) { main { margin: 0; padding: 1.2rem; border: 0; border-radius: 0; } }
 """
 
@@ -420,9 +499,9 @@ PAGE = """<!doctype html>
 """
 
 # The search. Same rules as igot.library.search: every text normalised once at load into one
-# string, " words of phrase one \\n words of phrase two \\n…"; a query word is found with
-# indexOf(" word") (a word start), which V8 runs over tens of megabytes in milliseconds, and the
-# phrase it lands in is found by binary search over where each phrase starts.
+# string, one line per phrase; a query word is found with indexOf(" word") (a word start), which
+# V8 runs over tens of megabytes in milliseconds, and the phrase it lands in is found by binary
+# search over where each line starts. The search state lives in the address (#q=…&speaker=…).
 SCRIPT = r"""
 (() => {
 'use strict';
@@ -432,23 +511,33 @@ const MARKS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2
 const PUNCTUATION = /[^\p{L}\p{N}\n ]+/gu;  // only runs that are not already single spaces: far fewer replacements
 const norm = s => s.normalize('NFD').replace(MARKS, '').toLowerCase().replace(PUNCTUATION, ' ').replace(/\s+/g, ' ').trim();
 
-// One haystack for everything; phrase k of the whole library starts at starts[k]. Built with a
-// few whole-string operations (per-phrase strings cost seconds at 300,000 phrases).
+// One structure that search reads and hits are shown from: phrase k of the whole library is
+// texts[k], phrase local[k] of interview owner[k], and line k of the haystack. An interview with
+// no phrases adds nothing to any of them, so it can shift no other interview's hits.
 const t0 = performance.now();
-const all = LIB.map(iv => iv.x).join('\n').normalize('NFD').replace(MARKS, '').toLowerCase()
+const texts = [], ownerOf = [], localOf = [];
+LIB.forEach((iv, i) => {
+  const lines = iv.t.length ? iv.x.split('\n') : [];
+  if (lines.length !== iv.t.length || iv.s.length !== iv.t.length) {  // never written so; left out rather than misread
+    console.error(`iGot library: the data of "${iv.name}" is inconsistent; it is not searched.`);
+    iv.t = iv.s = [];
+    return;
+  }
+  for (let j = 0; j < lines.length; j++) { texts.push(lines[j]); ownerOf.push(i); localOf.push(j); }
+  iv.speakerKeys = iv.speakers.map(n => ' ' + norm(n) + ' ');
+  iv.nameKey = norm(iv.name);
+});
+const total = texts.length;
+const owner = Int32Array.from(ownerOf), local = Int32Array.from(localOf);
+// The haystack, " words of phrase one \n words of phrase two \n…": built with a few whole-string
+// operations (per-phrase strings cost seconds at 300,000 phrases); none adds or drops a newline.
+const all = texts.join('\n').normalize('NFD').replace(MARKS, '').toLowerCase()
   .replace(PUNCTUATION, ' ').replace(/  +/g, ' ').replace(/ ?\n ?/g, '\n').replace(/^ | $/g, '');
 const hay = ' ' + all.replaceAll('\n', ' \n ') + ' ';
-const total = LIB.reduce((n, iv) => n + iv.t.length, 0);
-const starts = new Int32Array(total + 1);
-const owner = new Int32Array(total);   // interview of each phrase
-const local = new Int32Array(total);   // its index in that interview
-let k = 0;
-LIB.forEach((iv, i) => {
-  iv.texts = iv.x.split('\n');
-  iv.speakerKeys = iv.speakers.map(n => ' ' + norm(n) + ' ');
-  for (let j = 0; j < iv.t.length; j++, k++) { owner[k] = i; local[k] = j; }
-});
-for (let n = 1, at = hay.indexOf('\n'); n < total; n++, at = hay.indexOf('\n', at + 1)) starts[n] = at + 1;
+const starts = new Int32Array(total + 1);  // where line k starts in hay
+let newlines = 0;
+for (let at = hay.indexOf('\n'); at >= 0; at = hay.indexOf('\n', at + 1)) if (++newlines < total) starts[newlines] = at + 1;
+if (total && newlines !== total - 1) throw new Error(`iGot library: ${newlines + 1} lines for ${total} phrases`);
 starts[total] = hay.length + 1;
 window.igotIndexMs = performance.now() - t0;
 
@@ -468,15 +557,15 @@ function phraseAt(offset) {  // the last phrase starting at or before offset
 function search(text, filter) {
   const q = parseQuery(text);
   if (!q.words.length && !q.phrases.length) return [];
-  const fi = filter.interview === '' ? -1 : Number(filter.interview);
+  const fi = filter.interview ? norm(filter.interview) : '';
   const fs = filter.speaker ? norm(filter.speaker) : '';
   const fl = filter.language || '';
   // Per interview, which speakers' names a query word starts a word of.
-  const bySpeaker = q.words.map(w => LIB.map(iv => iv.speakerKeys.map(n => n.includes(' ' + w))));
+  const bySpeaker = q.words.map(w => LIB.map(iv => iv.t.length ? iv.speakerKeys.map(n => n.includes(' ' + w)) : []));
   const needles = q.words.map(w => ' ' + w).concat(q.phrases.map(p => ' ' + p + ' '));
   const ok = k => {
     const i = owner[k], iv = LIB[i];
-    if (fi >= 0 && fi !== i) return false;
+    if (fi && !iv.nameKey.includes(fi)) return false;
     if (fl && iv.language !== fl) return false;
     const s = iv.s[local[k]];
     if (fs && !iv.speakerKeys[s].includes(fs)) return false;
@@ -549,7 +638,7 @@ const clock = s => {
 const $ = id => document.getElementById(id);
 
 function hitHtml(k, q) {
-  const iv = LIB[owner[k]], j = local[k], text = iv.texts[j], sec = iv.t[j];
+  const iv = LIB[owner[k]], j = local[k], text = texts[k], sec = iv.t[j];
   let shown = '', last = 0;
   for (const [a, b] of marks(text, q)) { shown += esc(text.slice(last, a)) + '<mark>' + esc(text.slice(a, b)) + '</mark>'; last = b; }
   shown += esc(text.slice(last));
@@ -568,9 +657,44 @@ function showMore() {
   $('more').hidden = shownCount >= current.length;
 }
 
-function run() {
+// The search in the address, index.html#q=pix+"não+confiava"&speaker=Ana: a search can be
+// bookmarked and sent, and the back button goes back to the search before.
+const FIELDS = ['q', 'interview', 'speaker', 'language'];
+const state = () => ({q: $('q').value, interview: $('interview').value, speaker: $('speaker').value, language: $('language').value});
+function fromAddress() {
+  const p = new URLSearchParams(location.hash.replace(/^#/, ''));
+  return Object.fromEntries(FIELDS.map(f => [f, p.get(f) || '']));
+}
+function address(s) {
+  const p = new URLSearchParams();
+  for (const f of FIELDS) if (s[f]) p.set(f, s[f]);
+  const h = p.toString();
+  return location.href.split('#')[0] + (h ? '#' + h : '');
+}
+let typedAt = -Infinity;
+function remember(typing) {
+  const url = address(state());
+  if (url === location.href) return;
+  // One history entry per search typed, not one per letter: a pause of 1.5 s starts the next.
+  const now = performance.now(), same = typing && now - typedAt < 1500;
+  if (typing) typedAt = now;
+  history[same ? 'replaceState' : 'pushState'](null, '', url);
+}
+function choose(id, value) {  // a name from a sent link may not be in this library's list: add it
+  const select = $(id);
+  if (value && ![...select.options].some(o => o.value === value)) options(id, [[value, value]]);
+  select.value = value;
+}
+function show(s) {
+  $('q').value = s.q;
+  for (const f of FIELDS.slice(1)) choose(f, s[f]);
+  return run('address');
+}
+
+function run(how) {
   const text = $('q').value;
   const filter = {interview: $('interview').value, speaker: $('speaker').value, language: $('language').value};
+  if (how !== 'address') remember(how === 'typing');
   const t = performance.now();
   current = search(text, filter);
   const ms = performance.now() - t;
@@ -588,18 +712,25 @@ function run() {
 }
 
 // Filters, from the data.
-const options = (id, values) => { for (const [v, label] of values) $(id).insertAdjacentHTML('beforeend', `<option value="${esc(String(v))}">${esc(label)}</option>`); };
-options('interview', LIB.map((iv, i) => [i, iv.name]));
+function options(id, values) {
+  for (const [v, label] of values) $(id).insertAdjacentHTML('beforeend', `<option value="${esc(String(v))}">${esc(label)}</option>`);
+}
+options('interview', [...new Set(LIB.map(iv => iv.name))].map(n => [n, n]));
 options('speaker', [...new Set(LIB.flatMap(iv => iv.spoken))].sort((a, b) => a.localeCompare(b)).map(n => [n, n]));
 options('language', [...new Set(LIB.map(iv => iv.language).filter(Boolean))].sort().map(l => [l, l]));
 
 let timer = 0;
-$('q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(run, 120); });
-for (const id of ['interview', 'speaker', 'language']) $(id).addEventListener('change', run);
+$('q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => run('typing'), 120); });
+for (const id of FIELDS.slice(1)) $(id).addEventListener('change', () => run('filter'));
 $('more').addEventListener('click', showMore);
+// Back, forward, or an address typed or followed: show the search it holds.
+const follow = () => { const s = fromAddress(); if (FIELDS.some(f => s[f] !== state()[f])) show(s); };
+window.addEventListener('popstate', follow);
+window.addEventListener('hashchange', follow);
 window.igotSearch = (text, filter) => search(text, Object.assign({interview: '', speaker: '', language: ''}, filter || {})).length;
 window.igotRun = run;
-if ($('q').value) run();  // the browser kept the query (back button)
+if (FIELDS.some(f => fromAddress()[f])) show(fromAddress());
+else if ($('q').value) run('address');  // the browser kept a query typed before the address held it
 })();
 """
 

@@ -20,8 +20,8 @@ from igot.cli import DEMO_VIDEO_URL, main
 from igot.export import format_clock, to_html
 from igot.library import Interview, load_interviews, normalize, parse_query, search, write_library
 from igot.pipeline import RunOptions, run
-from igot.transcript import Transcript
-from tests.test_export import make_transcript
+from igot.transcript import Phrase, Speaker, Transcript
+from tests.test_export import link, make_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -269,13 +269,19 @@ def test_library_page_searches_in_chromium(archive, tmp_path):
         opened = browser.click_link(page, index, selector="#hits a.video", url_pattern="*pyAudioAnalysis*")
         assert opened["new_tab"] == want[index].video == f"{DEMO_VIDEO_URL}#t={int(want[index].start)}"
         assert opened["request"] == DEMO_VIDEO_URL  # requests carry no #fragment; the new tab's address does
-        assert opened["page_url"] == (archive / "index.html").as_uri()
+        assert opened["page_url"] == f"{(archive / 'index.html').as_uri()}#q={common}"  # the search is in the address
         # Click its "in the transcript" link: the transcript page opens at that phrase.
         mark = browser.mark()
         browser.click_at(page, "#hits a.page", index)
         browser.wait_event("Page.loadEventFired", mark, lambda m: m.get("sessionId") == page.session)
         assert browser.evaluate(page, "location.href") == want[index].page
         assert browser.evaluate(page, "document.querySelector(':target').textContent") == want[index].text
+        # Back: the library again, with the same search and the same hits.
+        mark = browser.mark()
+        browser.evaluate(page, "history.back()")
+        browser.wait_event("Page.loadEventFired", mark, lambda m: m.get("sessionId") == page.session)
+        assert browser.evaluate(page, "document.getElementById('q').value") == common
+        assert [g["text"] for g in browser.evaluate(page, HITS_JS)] == [h.text for h in want[:100]]
 
         # Tricky text: the page and Python agree on every hit and every highlighted piece.
         tricky = tmp_path / "tricky"
@@ -293,5 +299,123 @@ def test_library_page_searches_in_chromium(archive, tmp_path):
             assert [(g["text"], g["marks"], g["who"]) for g in got] == \
                 [(h.text, [h.text[a:b] for a, b in h.marks], h.speaker) for h in want], q
             assert want, q
+    finally:
+        browser.close()
+
+
+# --- what no interview may do to another, and the search in the address ---------------------------
+def interview_named(title: str, *texts: str, speakers=("Ana Conceição", "Bruno")) -> Transcript:
+    t = make_transcript()
+    t.source.title = title
+    t.speakers = [Speaker(f"S{i + 1}", name) for i, name in enumerate(speakers)]
+    t.phrases = [Phrase(f"S{i % len(speakers) + 1}", 3.0 * i, 3.0 * i + 2, text, link(3.0 * i)) for i, text in enumerate(texts)]
+    return t
+
+
+def test_empty_and_unreadable_interviews_change_nothing_for_the_others(tmp_path):
+    """The issue's library: interviews with no phrases (silence, noise, a 0.3 s clip) among others,
+    and interview files that are damaged or from a newer iGot: each hit shows the phrase that matched."""
+    from tests.chromium import Chromium
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    made = [interview_named("Silence"), interview_named("A", "There is nothing to say.", "Pix every day."),
+            interview_named("Noise"), interview_named("B", "Nothing works.", "I trust the bank.", "Nothing else?"),
+            interview_named("Clip"), interview_named("C", "The fee came late.", "Nothing, really.")]
+    for i, t in enumerate(made):
+        t.info["created"] = f"2025-03-{10 + i:02d}T09:00:00Z"  # "Silence" oldest … "C" newest: empties in between
+        t.save(folder / f"{export_slug(t)}.json")
+    (folder / "broken.json").write_text('{"source": {"title": "Cut short"}, "phrases": [{"speaker": "S1", "st')
+    newer = interview_named("From the future", "Nothing here is readable.")
+    (folder / "future.json").write_text(json.dumps({**newer.to_dict(), "schema_version": 99}))
+    odd = interview_named("Odd", "Nothing at all.").to_dict()
+    odd["phrases"][0]["text"] = None
+    (folder / "odd.json").write_text(json.dumps(odd))
+    (folder / "settings.json").write_text('{"theme": "dark"}')  # not an interview: passed over in silence
+
+    code, out, err = cli("index", "--out", str(folder))
+    assert code == 0 and "6 interviews" in out
+    skipped = [line.removeprefix("igot: ") for line in err.splitlines() if "Skipped" in line]
+    assert len(skipped) == 3 and not any("settings.json" in line for line in skipped)
+    assert any(line.startswith("Skipped broken.json: it is not valid JSON") and "igot run again" in line for line in skipped)
+    assert any(line.startswith("Skipped future.json: it was written by a newer iGot") and "pip install -U igot" in line
+               for line in skipped)
+    assert any(line.startswith("Skipped odd.json: phrase 1 has a text of None") for line in skipped)
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    assert page.count('class="skipped"') == 3  # the page says which files are missing from it, too
+
+    want = search(load_interviews(folder), "nothing")
+    assert [h.text for h in want] == ["Nothing, really.", "Nothing works.", "Nothing else?", "There is nothing to say."]
+    code, out, err = cli("search", "nothing", "--out", str(folder))
+    assert code == 0 and out.count("\n") == 4 and err.count("Skipped") == 3
+    browser = Chromium(tmp_path)
+    try:
+        tab = browser.open((folder / "index.html").as_uri())
+        got = browser.evaluate(tab, f"document.getElementById('q').value = 'nothing'; igotRun(); {HITS_JS}")
+        assert [g["text"] for g in got] == [h.text for h in want]
+        assert [g["page"] for g in got] == [h.page for h in want]
+        assert browser.evaluate(tab, "document.getElementById('status').textContent") == "4 phrases in 3 interviews"
+    finally:
+        browser.close()
+
+
+def export_slug(t: Transcript) -> str:
+    from igot.export import slugify
+
+    return slugify(t.source.title)
+
+
+def type_slowly(browser, tab, text: str) -> None:
+    """Letter by letter, 0.2 s apart: each letter's search runs, as when a person types."""
+    browser.evaluate(tab, "document.getElementById('q').focus()")
+    for ch in text:
+        browser.call("Input.insertText", tab.session, text=ch)
+        time.sleep(0.2)
+    time.sleep(0.3)
+
+
+def test_the_search_is_in_the_address_for_bookmarks_links_and_the_back_button(tmp_path):
+    from tests.chromium import Chromium
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    interview_named("Pix", "Eu não confiava no pix.", "O pix caiu na hora.", "Não confiava, mas agora uso.",
+                    speakers=("Ana Conceição", "Bruno")).save(folder / "pix.json")
+    interview_named("Banco", "Não confiava no banco.", "Pix? Nunca.", speakers=("Ana Lima", "Caio")).save(folder / "banco.json")
+    write_library(folder)
+    interviews = load_interviews(folder)
+    texts = lambda q, **kw: [h.text for h in search(interviews, q, **kw)]  # noqa: E731
+    shown = lambda: [g["text"] for g in browser.evaluate(tab, HITS_JS)]  # noqa: E731
+    browser = Chromium(tmp_path)
+    try:
+        # A link a colleague sent, written by hand: words, an exact phrase, a speaker's first name.
+        tab = browser.open(f'{(folder / "index.html").as_uri()}#q=pix+"não+confiava"&speaker=Ana')
+        assert browser.evaluate(tab, "document.getElementById('q').value") == 'pix "não confiava"'
+        assert browser.evaluate(tab, "document.getElementById('speaker').value") == "Ana"
+        assert shown() == texts('pix "não confiava"', speaker="Ana") == ["Eu não confiava no pix."]
+        start = browser.evaluate(tab, "history.length")
+
+        # A new search typed letter by letter is one step back, not one per letter.
+        browser.evaluate(tab, "document.getElementById('q').value = ''")
+        type_slowly(browser, tab, "nao confiava")
+        assert browser.evaluate(tab, "history.length") == start + 1
+        assert browser.evaluate(tab, "new URLSearchParams(location.hash.slice(1)).get('q')") == "nao confiava"
+        assert browser.evaluate(tab, "new URLSearchParams(location.hash.slice(1)).get('speaker')") == "Ana"
+        assert shown() == texts("nao confiava", speaker="Ana")
+        # A filter chosen is another step.
+        browser.evaluate(tab, "const s = document.getElementById('speaker'); s.value = 'Caio'; s.dispatchEvent(new Event('change'))")
+        assert browser.evaluate(tab, "history.length") == start + 2 and shown() == texts("nao confiava", speaker="Caio") == []
+        browser.evaluate(tab, "const i = document.getElementById('speaker'); i.value = ''; i.dispatchEvent(new Event('change'))")
+        assert shown() == texts("nao confiava") and len(shown()) == 3
+
+        # The back button walks back through the searches, the boxes and hits with it.
+        for q, speaker in (("nao confiava", "Caio"), ("nao confiava", "Ana"), ('pix "não confiava"', "Ana")):
+            browser.evaluate(tab, "new Promise(done => { addEventListener('popstate', () => setTimeout(done, 0), {once: true}); history.back(); })")
+            assert browser.evaluate(tab, "[document.getElementById('q').value, document.getElementById('speaker').value]") == [q, speaker]
+            assert shown() == texts(q, speaker=speaker)
+        # A bookmark opens the same search on a fresh page.
+        bookmark = browser.evaluate(tab, "location.href")
+        again = browser.open(bookmark)
+        assert [g["text"] for g in browser.evaluate(again, HITS_JS)] == ["Eu não confiava no pix."]
     finally:
         browser.close()
