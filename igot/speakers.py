@@ -198,7 +198,11 @@ def parse_names(text: str) -> Union[list[str], dict[str, str]]:
 
 
 def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[str, str]]) -> Transcript:
-    """Rename speakers by order ('Ana,Bruno') or by mapping ('Speaker 2' / '2' / 'S2' -> name)."""
+    """Rename speakers by order ('Ana,Bruno') or by mapping ('Speaker 2' / '2' / 'S2' -> name).
+
+    Speakers who end up with the same name (any case and spacing: 'Ana,Bruno,Ana', or
+    'Speaker 3=Ana' when Speaker 1 is Ana) are one person the speaker detection split in two:
+    they become one speaker everywhere (see merge_speakers)."""
     if isinstance(names, Mapping):
         by_key = {}
         for key, name in names.items():
@@ -216,7 +220,129 @@ def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[st
             "Give one name per speaker, in the order they first speak.",
         )
     speakers = [Speaker(s.id, by_key.get(s.id, s.name)) for s in transcript.speakers]
-    return replace(transcript, speakers=speakers)
+    first: dict[str, str] = {}  # a name, as compared -> the first speaker who has it
+    into = {s.id: first.setdefault(" ".join(s.name.split()).casefold(), s.id) for s in speakers}
+    named = replace(transcript, speakers=speakers)
+    return merge_speakers(named, into) if any(k != v for k, v in into.items()) else named
+
+
+def merge_speakers(transcript: Transcript, into: Mapping[str, str]) -> Transcript:
+    """Make speakers one: each speaker id `s` becomes `into[s]` in the phrases, their words and
+    the turns; phrases of the now-same speaker join where the phrase rules would (a sentence
+    split between the two halves of one person is one phrase again, a "yeah" of one half inside
+    the other's sentence goes back in its place); ids are renumbered S1, S2 … in order of first
+    appearance; summary citations follow their phrases."""
+    t = transcript
+    if t.phrases and all(p.words for p in t.phrases):
+        groups = _rephrase_words(t, into)
+    else:  # phrases without words (written by hand, or by an older tool): joined phrase by phrase
+        groups = _rephrase_phrases(t, into)
+    # groups: (speaker before renumbering, the old phrases it comes from, its words or None)
+    order: dict[str, str] = {}
+    for speaker, _, _ in groups:
+        order.setdefault(speaker, f"S{len(order) + 1}")
+    for s in t.speakers:  # speakers with no phrase (none normally) keep a place after the others
+        if into.get(s.id, s.id) == s.id:
+            order.setdefault(s.id, f"S{len(order) + 1}")
+    linked = any(p.link for p in t.phrases)
+    phrases, new_index = [], {}
+    for speaker, sources, words in groups:
+        sid = order[speaker]
+        for i in sources:
+            new_index.setdefault(i, len(phrases))
+        old = t.phrases[sources[0]]
+        if words is None or (len(sources) == 1 and len(words) == len(old.words)):
+            # The same phrase as before, or phrases joined whole: their text as it was.
+            texts = [t.phrases[i].text for i in sources]
+            kept = words if words is not None else [w for i in sources for w in t.phrases[i].words]
+            joined = ("" if t.language in NO_SPACE_LANGUAGES else " ").join(x.strip() for x in texts)
+            phrase = replace(old, speaker=sid, text=joined if len(sources) > 1 else old.text,
+                             start=min(t.phrases[i].start for i in sources), end=max(t.phrases[i].end for i in sources),
+                             words=[replace(w, speaker=sid) for w in kept])
+        else:
+            phrase = _phrase([replace(w, speaker=sid) for w in words], t.language)
+            phrase.link = link_at(t.source.url, t.source.kind, phrase.start) if linked else None
+        phrases.append(phrase)
+    names = {s.id: s.name for s in t.speakers}
+    speakers = [Speaker(new, names.get(old, f"Speaker {new[1:]}")) for old, new in order.items()]
+    summary = [replace(point, citations=[replace(c, phrase=new_index.get(c.phrase)) if c.phrase is not None else c
+                                          for c in point.citations]) for point in t.summary]
+    return replace(t, speakers=speakers, phrases=phrases, turns=_merge_turns(t, into), summary=summary)
+
+
+def _rephrase_words(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, list[int], Optional[list[Word]]]]:
+    """Phrases made again from the words, by assign_speakers' sentence rules, with the merged
+    speakers. Every run already went through those rules once, so no word changes speaker: each
+    word keeps its turn-pinned place (all are taken as pinned), only phrases join or split."""
+    origin: dict[tuple, int] = {}  # a word (text and times) -> the phrase it was in
+    words = []
+    for i, p in enumerate(t.phrases):
+        for w in p.words:
+            origin.setdefault((w.text, w.start, w.end), i)
+            words.append(replace(w, speaker=into.get(p.speaker, p.speaker)))
+    words.sort(key=lambda w: w.start)  # in time order, as when the phrases were first made
+    pinned = {id(w) for w in words}
+    sentences = split_sentences(words, _interjections(words))
+    runs = [run for k, sentence in enumerate(sentences)
+            for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
+                                      sentences[k + 1][0].speaker if k + 1 < len(sentences) else None, pinned)]
+    groups = []
+    for run in runs:
+        sources = list(dict.fromkeys(origin[(w.text, w.start, w.end)] for w in run))
+        groups.append((run[0].speaker or "", sources, run))
+    return groups
+
+
+def _rephrase_phrases(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, list[int], None]]:
+    """Without words: a phrase joins the one before when both are now the same speaker's and the
+    one before does not end its sentence (one sentence, one speaker, one phrase)."""
+    groups: list[tuple[str, list[int], None]] = []
+    for i, p in enumerate(t.phrases):
+        speaker = into.get(p.speaker, p.speaker)
+        if groups and groups[-1][0] == speaker:
+            last = t.phrases[groups[-1][1][-1]]
+            text = last.text.split()
+            if text and not ends_sentence(text[-1]) and 0 <= p.start - last.end < SENTENCE_PAUSE:
+                groups[-1][1].append(i)
+                continue
+        groups.append((speaker, [i], None))
+    return groups
+
+
+def _merge_turns(t: Transcript, into: Mapping[str, str]) -> list[SpeakerTurn]:
+    """The diarizer's turns with its labels made one where their speakers were: a label belongs
+    to the speaker whose words its turns cover most; the labels of a merged speaker all take the
+    one heard first, and turns of one label that overlap or touch become one."""
+    merged_into = {v for k, v in into.items() if k != v}
+    words = sorted(((w, into.get(p.speaker, p.speaker)) for p in t.phrases for w in p.words), key=lambda x: x[0].start)
+    starts = [w.start for w, _ in words]
+    longest = max((w.end - w.start for w, _ in words), default=0.0)
+    covered: dict[str, dict[str, float]] = {}
+    for turn in t.turns:
+        share = covered.setdefault(turn.speaker, {})
+        for w, speaker in words[bisect.bisect_left(starts, turn.start - longest):bisect.bisect_right(starts, turn.end)]:
+            overlap = min(w.end, turn.end) - max(w.start, turn.start)
+            if overlap > 0:
+                share[speaker] = share.get(speaker, 0.0) + overlap
+    label_of: dict[str, str] = {}  # merged speaker -> the label its turns keep
+    relabel: dict[str, str] = {}
+    for turn in sorted(t.turns, key=lambda x: x.start):
+        share = covered[turn.speaker]
+        owner = max(share, key=share.get) if share else None
+        if owner in merged_into:
+            relabel.setdefault(turn.speaker, label_of.setdefault(owner, turn.speaker))
+    if not relabel:
+        return list(t.turns)
+    out: list[SpeakerTurn] = []
+    last: dict[str, SpeakerTurn] = {}
+    for turn in sorted((replace(x, speaker=relabel.get(x.speaker, x.speaker)) for x in t.turns), key=lambda x: x.start):
+        before = last.get(turn.speaker)
+        if before is not None and turn.start <= before.end:
+            before.end = max(before.end, turn.end)
+        else:
+            out.append(turn)
+            last[turn.speaker] = turn
+    return out
 
 
 def add_links(transcript: Transcript) -> Transcript:
