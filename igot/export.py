@@ -13,9 +13,10 @@ import os
 import re
 import unicodedata
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 from igot.errors import IgotError
@@ -563,18 +564,77 @@ def to_vtt(t: Transcript) -> str:
 
 
 # --- files ------------------------------------------------------------------------------------
-def _write_atomic(path: Path, text: str) -> None:
-    """Temp file beside the target, then rename: a crash leaves the old file or the new, never half."""
+def _write_temp(path: Path, text: str) -> Path:
+    """The text in a temp file beside `path`, on disk (fsync), for a rename to put in place."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "x", encoding="utf-8", newline="\n") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Temp file beside the target, then rename: a crash leaves the old file or the new, never half."""
+    tmp = _write_temp(path, text)
+    try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def render_exports(t: Transcript, formats: Iterable[str] = FORMATS, *, summary: Optional[Summary] = None) -> dict[str, str]:
+    """Each format's text, {format: text}; nothing written. `summary` as in write_exports."""
+    formats = [formats] if isinstance(formats, str) else list(dict.fromkeys(formats))
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise IgotError(f"Unknown export format: {', '.join(unknown)}.", f"Choose from {', '.join(FORMATS)}.")
+    render = {
+        "json": t.to_json,
+        "html": lambda: to_html(t, summary=summary),
+        "md": lambda: to_markdown(t, summary=summary),
+        "srt": lambda: to_srt(t),
+        "vtt": lambda: to_vtt(t),
+    }
+    return {fmt: render[fmt]() for fmt in formats}
+
+
+def export_paths(out_dir: Path, stem: str, formats: Iterable[str]) -> dict[str, Path]:
+    """{format: out_dir/stem.format}, once the stem is checked to be a plain file name."""
+    if not stem or "/" in stem or "\\" in stem or stem in (".", ".."):
+        raise IgotError(f"Can't name export files {stem!r}.", "Use a plain file name, e.g. slugify(title).")
+    return {fmt: Path(out_dir) / f"{stem}.{fmt}" for fmt in formats}
+
+
+@contextmanager
+def staged(texts: Mapping[Path, str]) -> Iterator[None]:
+    """Write every text beside its file, then, when the block ends without an error, put them
+    all in place; if writing or the block fails, none is, and no file is left half-written."""
+    temps: dict[Path, Path] = {}
+    try:
+        for path, text in texts.items():
+            if path.is_dir():  # found now, not when the files are half in place
+                raise IgotError(f"Could not write {path}: a folder of that name is in the way.",
+                                "Move or rename that folder, or choose another output folder.")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                temps[path] = _write_temp(path, text)
+            except OSError as err:
+                raise IgotError(
+                    f"Could not write {path}: {err.strerror or err}.",
+                    "Check that you can write to that folder (and that the disk is not full), or choose another output folder.",
+                ) from err
+        yield
+        for path, tmp in temps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
 
 
 def write_exports(
@@ -585,38 +645,14 @@ def write_exports(
     *,
     summary: Optional[Summary] = None,
 ) -> dict[str, Path]:
-    """Write `out_dir/stem.<format>` for each format; returns {format: path}.
+    """Write `out_dir/stem.<format>` for each format; returns {format: path}. All or none: a bug
+    in one format, or a full disk, leaves every earlier file as it was.
 
     `summary`: what the HTML and Markdown show as the summary; None shows the transcript's own
-    (which the JSON holds)."""
-    formats = [formats] if isinstance(formats, str) else list(dict.fromkeys(formats))
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise IgotError(f"Unknown export format: {', '.join(unknown)}.", f"Choose from {', '.join(FORMATS)}.")
-    if not stem or "/" in stem or "\\" in stem or stem in (".", ".."):
-        raise IgotError(f"Can't name export files {stem!r}.", "Use a plain file name, e.g. slugify(title).")
-
-    # Render everything before writing anything, so a bug in one format writes no files at all.
-    render = {
-        "json": t.to_json,
-        "html": lambda: to_html(t, summary=summary),
-        "md": lambda: to_markdown(t, summary=summary),
-        "srt": lambda: to_srt(t),
-        "vtt": lambda: to_vtt(t),
-    }
-    texts = {fmt: render[fmt]() for fmt in formats}
-
-    out_dir = Path(out_dir)
-    paths = {}
-    for fmt, text in texts.items():
-        path = out_dir / f"{stem}.{fmt}"
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            _write_atomic(path, text)
-        except OSError as err:
-            raise IgotError(
-                f"Could not write {path}: {err.strerror or err}.",
-                "Check that you can write to that folder, or choose another output folder.",
-            ) from err
-        paths[fmt] = path
+    (which the JSON holds). For a transcript in a library (the library page, the Doc, the Sheet
+    kept in step), igot.outputs.save is the one to call."""
+    texts = render_exports(t, formats, summary=summary)
+    paths = export_paths(out_dir, stem, texts)
+    with staged({paths[fmt]: text for fmt, text in texts.items()}):
+        pass
     return paths
