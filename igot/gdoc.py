@@ -17,7 +17,7 @@ import sys
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
 
@@ -398,18 +398,23 @@ class _BytesUpload(MediaIoBaseUpload):
         return False
 
 
-def upload_doc(service: Resource, html: str, name: str, folder_id: str) -> tuple[str, str]:
-    """Upload HTML that Drive converts to a Google Doc; returns (doc id, the Doc's URL)."""
+def upload_doc(service: Resource, html: str, name: str, folder_id: str, replacing: Optional[str] = None) -> tuple[str, str]:
+    """Upload HTML that Drive converts to a Google Doc; returns (doc id, the Doc's URL). With
+    `replacing` (a Doc's id), that Doc's content and name are replaced instead: same link."""
     # Characters as &#NNN; references: the Doc is right whatever charset the converter assumes.
     data = html.encode("ascii", "xmlcharrefreplace")
     resumable = len(data) > SIMPLE_UPLOAD_LIMIT
     media = _BytesUpload(io.BytesIO(data), mimetype="text/html", chunksize=CHUNK, resumable=resumable)
-    request = service.files().create(
-        body={"name": name, "mimeType": GOOGLE_DOC, "parents": [folder_id]},
-        media_body=media,
-        fields="id,webViewLink",
-        supportsAllDrives=True,
-    )
+    if replacing:
+        request = service.files().update(fileId=replacing, body={"name": name}, media_body=media, fields="id,webViewLink",
+                                         supportsAllDrives=True)
+    else:
+        request = service.files().create(
+            body={"name": name, "mimeType": GOOGLE_DOC, "parents": [folder_id]},
+            media_body=media,
+            fields="id,webViewLink",
+            supportsAllDrives=True,
+        )
     with _drive_errors(f"upload “{name}”"):
         if resumable:
             doc = None
@@ -417,8 +422,82 @@ def upload_doc(service: Resource, html: str, name: str, folder_id: str) -> tuple
                 _, doc = request.next_chunk(num_retries=RETRIES)
         else:
             doc = request.execute(num_retries=RETRIES)
-    doc_id = doc["id"]
-    return doc_id, doc.get("webViewLink") or f"https://docs.google.com/document/d/{doc_id}/edit"
+    made = doc["id"]
+    return made, doc.get("webViewLink") or f"https://docs.google.com/document/d/{made}/edit"
+
+
+def doc_id(url: str) -> Optional[str]:
+    """The id in a Doc's link, …/document/d/ID/edit."""
+    found = re.search(r"/document/d/([A-Za-z0-9_-]+)", url or "")
+    return found.group(1) if found else None
+
+
+def in_drive(service: Resource, file_id: str) -> bool:
+    """Whether the file is still there and not in the bin: the user may have deleted the Doc."""
+    with _drive_errors("look for the interview's Google Doc"):
+        try:
+            found = service.files().get(fileId=file_id, fields="id,trashed", supportsAllDrives=True
+                                        ).execute(num_retries=RETRIES)
+        except HttpError as err:
+            if err.resp.status == 404:
+                return False
+            raise
+    return not found.get("trashed", False)
+
+
+def delete_file(service: Resource, file_id: str) -> None:
+    """Best effort, to take back a Doc made by a change that then failed: the change is undone
+    whole, and running it again makes no second Doc."""
+    try:
+        service.files().delete(fileId=file_id, supportsAllDrives=True).execute(num_retries=RETRIES)
+    except Exception:  # noqa: BLE001  the change's own error is the one the user needs to see
+        pass
+
+
+@dataclass
+class Published:
+    """Where an interview is in Drive; kept in its JSON (info["google_doc"] and info["drive"])."""
+
+    folder: str  # the folder's id
+    doc: str  # the Doc's link
+    name: str  # the Doc's name, also the interview's name in the Sheet
+    made: bool = False  # the Doc was made just now (taken back if the rest of the change fails)
+
+    def recorded(self, t: Transcript) -> Transcript:
+        return replace(t, info={**t.info, "google_doc": self.doc, "drive": {"folder": self.folder, "name": self.name}})
+
+
+def published(t: Transcript) -> Optional[Published]:
+    """Where the transcript's Doc is, when iGot made one for it."""
+    drive = t.info.get("drive")
+    if isinstance(drive, dict) and isinstance(drive.get("folder"), str) and doc_id(t.info.get("google_doc", "")):
+        return Published(drive["folder"], t.info["google_doc"], str(drive.get("name") or ""))
+    return None
+
+
+def put_doc(service: Resource, t: Transcript, folder: Optional[str] = None, name: Optional[str] = None,
+            summary: Optional[Summary] = None) -> Published:
+    """The transcript's Doc: the Doc it has updated in place (when it is in `folder`, if given),
+    else a new Doc in `folder` (a link, id or path)."""
+    before = published(t)
+    folder_id = find_folder(service, folder) if folder is not None else before.folder if before else None
+    if folder_id is None:
+        raise IgotError("This interview has no Google Doc yet, and no Drive folder was given for one.",
+                        "Give a Drive folder (--gdoc FOLDER, or the notebook's Drive folder).")
+    same = before is not None and before.folder == folder_id
+    name = clean_text(name or "") or (before.name if same else "") or header_facts(t).title
+    page = doc_html(t, summary, title=name)
+    if same and in_drive(service, doc_id(before.doc)):
+        _, url = upload_doc(service, page, name, folder_id, replacing=doc_id(before.doc))
+        return Published(folder_id, url, name)
+    _, url = upload_doc(service, page, name, folder_id)
+    return Published(folder_id, url, name, made=True)
+
+
+def put_repository(service: Resource, t: Transcript, where: Published, stem: str) -> None:
+    """The interview's row in the folder's Sheet, and its JSON kept in the folder's .igot."""
+    update_sheet(service, where.folder, sheet_row(t, where.doc, where.name))
+    keep_transcript(service, where.folder, where.recorded(t), stem)
 
 
 def export_to_google_doc(
@@ -429,25 +508,26 @@ def export_to_google_doc(
     service: Resource | None = None,
     repository: bool = True,
 ) -> str:
-    """Make the transcript a Google Doc in `folder` (link, id or path); returns the Doc's URL.
+    """Make the transcript a Google Doc in `folder` (link, id or path), or update the Doc it has
+    there; returns the Doc's URL. Drive only: igot.outputs.save keeps the local files and the
+    library page in step with it.
 
     `summary`: None shows the transcript's own summary. `repository`: also give the interview
     its row in the folder's "iGot interviews" Sheet and keep its JSON in the folder's .igot
-    subfolder (for searching every interview later); if that fails the Doc is still made, and
-    a warning says why."""
-    name = clean_text(name or "") or header_facts(t).title
-    page = doc_html(t, summary, title=name)  # before signing in: a bad transcript fails fast
+    subfolder (for searching every interview later). All or nothing: when the Sheet or the JSON
+    fails, a Doc made just now is taken back and the error says why."""
+    doc_html(t, summary)  # before signing in: a bad transcript fails fast
     if service is None:
         service = drive_service(credentials())
-    folder_id = find_folder(service, folder)
-    _, url = upload_doc(service, page, name, folder_id)
+    where = put_doc(service, t, folder, name, summary)
     if repository:
         try:
-            update_sheet(service, folder_id, sheet_row(t, url, name))
-            keep_transcript(service, folder_id, replace(t, info={**t.info, "google_doc": url}), slugify(t.source.title))
-        except IgotError as exc:
-            print(f"igot: the Doc is made, but the interviews Sheet or the kept JSON was not updated: {exc}", file=sys.stderr)
-    return url
+            put_repository(service, t, where, slugify(t.source.title))
+        except BaseException:
+            if where.made:
+                delete_file(service, doc_id(where.doc))
+            raise
+    return where.doc
 
 
 # --- the repository: one Sheet listing every interview, and every interview's JSON -------------
@@ -505,14 +585,15 @@ def update_sheet(service: Resource, folder_id: str, row: list[str]) -> str:
     """Put the interview's row in the folder's "iGot interviews" Sheet; returns the Sheet's URL.
 
     The first time, the Sheet is made from a CSV (Drive converts it); after that the same file's
-    content is replaced, newest row first. A row with the same interview name and video is
-    replaced (a rerun), so the Sheet never lists an interview twice."""
+    content is replaced, newest row first. A row with the same interview name and video, or
+    the same Doc, is replaced (a rerun, a change), so the Sheet never lists an interview twice."""
     sheet_id = _find_file(service, SHEET_NAME, folder_id, GOOGLE_SHEET, f"look for the “{SHEET_NAME}” Sheet")
     rows = []
     if sheet_id:
         with _drive_errors(f"read the “{SHEET_NAME}” Sheet"):
             data = service.files().export_media(fileId=sheet_id, mimeType="text/csv").execute(num_retries=RETRIES)
-        rows = [r for r in _rows(data)[1:] if _key(r) != _key(row)]
+        doc = SHEET_COLUMNS.index("Google Doc")
+        rows = [r for r in _rows(data)[1:] if _key(r) != _key(row) and (r + [""] * len(SHEET_COLUMNS))[doc] != row[doc]]
     media = _BytesUpload(io.BytesIO(_csv([SHEET_COLUMNS, row, *rows])), mimetype="text/csv", resumable=False)
     with _drive_errors(f"update the “{SHEET_NAME}” Sheet"):
         if sheet_id:

@@ -80,7 +80,9 @@ def test_first_doc_makes_the_sheet_and_keeps_the_json(sleeps):
     meta, media_type, body = multipart(keep)
     assert meta == {"name": "entrevista-com-a-joana-sao-paulo.json", "mimeType": "application/json", "parents": [KEPT]}
     kept = Transcript.from_json(body.decode("utf-8"))
-    assert kept.info.pop("google_doc") == DOC_URL and kept.to_dict() == t.to_dict()  # the Doc, for search hits
+    assert kept.info.pop("google_doc") == DOC_URL  # the Doc, for search hits
+    assert kept.info.pop("drive") == {"folder": NEW_FOLDER, "name": "Entrevista com a Joana — São Paulo"}  # for later changes
+    assert kept.to_dict() == t.to_dict()
     assert sleeps == []
 
 
@@ -130,18 +132,20 @@ def test_429_on_the_sheet_is_retried(sleeps):
     assert len(http.sent) == 5 and http.sent[1] == http.sent[2] and http.sent[3] == http.sent[4] and len(sleeps) == 2
 
 
-def test_403_on_the_sheet_is_one_clear_line_and_the_doc_is_still_made(sleeps, capsys):
+def test_403_on_the_sheet_is_one_clear_line_and_the_new_doc_is_taken_back(sleeps, capsys):
     row = sheet_row(interview(), DOC_URL)
     service, http = drive(reply("files-list-sheet-found.json"), reply("error-403-appNotAuthorizedToFile.json"))
     with pytest.raises(IgotError, match="folders it created itself") as err:
         update_sheet(service, RESEARCH, row)
     assert "\n" not in str(err.value) and len(http.sent) == 2 and sleeps == []
 
+    # All or nothing: no Doc is left behind without its row (a second try would make a second Doc).
     service, http = drive(reply("doc-created.json"), reply("files-list-sheet-found.json"),
-                          reply("error-403-appNotAuthorizedToFile.json"))
-    assert export_to_google_doc(interview(), RESEARCH, service=service) == DOC_URL
-    warning = capsys.readouterr().err
-    assert warning.count("\n") == 1 and "the Doc is made, but the interviews Sheet" in warning
+                          reply("error-403-appNotAuthorizedToFile.json"), ({"status": "204"}, b""))
+    with pytest.raises(IgotError, match="folders it created itself"):
+        export_to_google_doc(interview(), RESEARCH, service=service)
+    made, _, _, undo = http.sent
+    assert made.method == "POST" and undo.method == "DELETE" and urlsplit(undo.uri).path == f"/drive/v3/files/{DOC}"
 
 
 def test_a_rerun_replaces_the_kept_json():
