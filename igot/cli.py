@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 from igot import __version__
 from igot.errors import IgotError
 from igot.export import format_clock
+from igot.outputs import DriveUnchanged
 from igot.pipeline import Models, RunOptions, RunResult, run
 from igot.speakers import parse_names
 
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
     r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
     r.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
+    r.add_argument("--no-drive", action="store_true", help="an interview already in Google Drive: leave its Doc and Sheet row as they are")
     _common(r)
 
     d = sub.add_parser("demo", help="run the whole pipeline on a bundled sample with small offline models")
@@ -68,6 +70,12 @@ def _library_parsers(sub) -> None:
     s.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
     s.add_argument("--interview", default="", help="only interviews whose name contains this")
     s.add_argument("--json", action="store_true", help="hits as JSON, for scripts")
+    n = sub.add_parser("rename", help="name an interview's speakers again; give two the same name to make them one person")
+    n.add_argument("interview", help="the interview: its JSON file, or its name or file name in the output folder")
+    n.add_argument("--names", required=True, help="names in order of first appearance, 'Ana,Bruno,Ana', or 'Speaker 3=Ana'")
+    n.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
+    n.add_argument("--no-drive", action="store_true", help="leave the interview's Google Doc and Sheet row as they are")
+    n.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
 
 
 def library_command(args: argparse.Namespace) -> int:
@@ -101,6 +109,58 @@ def library_command(args: argparse.Namespace) -> int:
     return 0 if hits else 1
 
 
+NO_DRIVE = "To change only the files here and leave the Google Doc as it is, add --no-drive."
+
+
+def rename_command(args: argparse.Namespace) -> int:
+    """`igot rename`: the names, the merge of speakers given one name, and every copy updated."""
+    from igot import outputs
+    from igot.speakers import name_speakers
+    from igot.transcript import Transcript
+
+    try:
+        path = find_interview(args.interview, args.out)
+        try:
+            before = Transcript.load(path)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
+        saved = outputs.save(name_speakers(before, parse_names(args.names)), path.parent, path.stem,
+                             drive=not args.no_drive, client_secrets=args.client_secrets, log=print)
+    except DriveUnchanged as exc:
+        print(f"igot: {exc} {NO_DRIVE}", file=sys.stderr)
+        return 2
+    except IgotError as exc:
+        print(f"igot: {exc}", file=sys.stderr)
+        return 2
+    t = saved.transcript
+    print("Speakers: " + ", ".join(f"{s.id[1:]} = {s.name}" for s in t.speakers))
+    if len(t.speakers) < len(before.speakers):
+        print(f"{len(before.speakers)} speakers, {len(t.speakers)} names: speakers with the same name are now one person.")
+    if t.summary:
+        print("The summary keeps the names it was written with: igot run again (same options) writes it anew.")
+    if saved.doc:
+        print(f"Google Doc updated: {saved.doc}")
+    return 0
+
+
+def find_interview(text: str, out: Path) -> Path:
+    """An interview's JSON: a path to it, or its name (or file name) in the output folder."""
+    from igot import library
+
+    given = Path(text).expanduser()
+    if given.suffix == ".json" and given.is_file():
+        return given
+    interviews = library.load_interviews(out) if out.is_dir() else []
+    wanted = " ".join(text.split()).casefold()
+    for iv in interviews:
+        if wanted in (" ".join(iv.name.split()).casefold(), iv.path.stem.casefold(), iv.path.name.casefold()):
+            return iv.path
+    names = [iv.name for iv in interviews]
+    for_example = f" The interviews there: {', '.join(names[:8])}{'…' if len(names) > 8 else ''}." if names else ""
+    raise IgotError(f"No interview '{text}' in {out}.{for_example}",
+                    "Give its JSON file, or its name as igot search shows it (--out for another folder).")
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
@@ -113,6 +173,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("index", "search"):
         return library_command(args)
+    if args.command == "rename":
+        return rename_command(args)
     try:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)
@@ -124,11 +186,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 video_url=args.video_url, cookies=args.cookies, device=args.device, align=args.align,
                 align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
                 summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
-                force=args.force, progress=not args.quiet,
+                force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
+                # with --gdoc the Doc is brought up to date just below, once
+                drive=not (args.no_drive or args.gdoc),
             )
             result = run(args.source, args.out, options)
     except IgotError as exc:
-        print(f"igot: {exc}", file=sys.stderr)
+        hint = f" {NO_DRIVE}" if isinstance(exc, DriveUnchanged) else ""
+        print(f"igot: {exc}{hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("igot: interrupted. Run the same command again to continue where it stopped.", file=sys.stderr)
@@ -140,11 +205,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     print(summary_line(result))
     if args.command == "run" and args.gdoc and result.transcript.phrases:
-        try:
-            from igot.gdoc import credentials, drive_service, export_to_google_doc
+        from igot import outputs
 
-            service = drive_service(credentials(args.client_secrets))
-            print(f"Google Doc: {export_to_google_doc(result.transcript, args.gdoc, name=args.name, service=service)}")
+        try:  # the files are written: the Doc, its Sheet row and Drive copy come with them, or not at all
+            json_path = result.files["json"]
+            saved = outputs.save(result.transcript, json_path.parent, json_path.stem, drive_folder=args.gdoc,
+                                 doc_name=args.name, client_secrets=args.client_secrets)
+            print(f"Google Doc: {saved.doc}")
         except IgotError as exc:
             print(f"igot: the Google Doc was not made: {exc} The local files are written.", file=sys.stderr)
             return 2

@@ -14,10 +14,11 @@ from typing import Optional
 
 import numpy as np
 
-from igot import export, speakers
+from igot import export, outputs, speakers
 from igot.audio import SAMPLE_RATE, read_window
 from igot.errors import IgotError
 from igot.pipeline import Models, RunOptions, RunResult, run
+from igot.transcript import Transcript
 
 
 
@@ -185,58 +186,105 @@ def play_speakers(result: RunResult) -> None:
         display(Audio(clip, rate=SAMPLE_RATE))
 
 
+def _place(result: RunResult) -> tuple[Path, str]:
+    """The folder and file stem of the interview's files."""
+    if result.files:
+        path = next(iter(result.files.values()))
+        return path.parent, path.stem
+    return workspace() / "igot-output", export.slugify(result.transcript.source.title)
+
+
 def name_speakers(result: RunResult, names: str) -> RunResult:
-    """Apply 'Ana, Bruno' (in order of first appearance) and write the files again."""
+    """Apply 'Ana, Bruno' (in the order step 5 lists the speakers, so running the cell again with
+    other names starts from there) and bring every copy up to date: the files, the library page
+    and, once the interview is in Drive, its Doc, Sheet row and kept JSON. Speakers given the same
+    name become one: one person the speaker detection split in two."""
     if not names.strip():
-        print("Speakers keep their numbers; type names above and run this cell again to rename them.")
+        print("Speakers keep their numbers; type names above and run this cell again to rename them. "
+              "One person split in two? Give both the same name.")
         return result
     t = speakers.name_speakers(result.transcript, speakers.parse_names(names))
-    stem = next(iter(result.files.values())).stem if result.files else export.slugify(t.source.title)
-    folder = next(iter(result.files.values())).parent if result.files else workspace() / "igot-output"
-    files = export.write_exports(t, folder, stem)
-    print("Speakers: " + ", ".join(f"{s.id[1:]} = {s.name}" for s in t.speakers))
-    return replace(result, transcript=t, files=files)
+    folder, stem = _place(result)
+    t, kept = _summary_kept(t, folder / f"{stem}.json")
+    saved = outputs.save(t, folder, stem)
+    print("Speakers: " + ", ".join(f"{s.id[1:]} = {s.name}" for s in saved.transcript.speakers))
+    before, now = len(result.transcript.speakers), len(saved.transcript.speakers)
+    if now < before:
+        print(f"{before} speakers, {now} names: speakers with the same name are now one person.")
+    if kept:
+        print("The summary was written with the names before: run step 7 again to write it with these.")
+    if saved.doc:
+        print(f"Google Doc updated: {saved.doc}")
+    return replace(result, transcript=saved.transcript, files=saved.files)
 
 
-def add_summary(result: RunResult, prompt: Optional[str] = None, llm_model: Optional[str] = None) -> RunResult:
-    """The bullet summary (after the speakers have names, which it quotes), written into the
-    local files. If the model cannot be had, say why and go on without it: nothing is lost."""
+def _summary_kept(t: Transcript, saved: Path) -> tuple[Transcript, bool]:
+    """The transcript with the summary step 7 wrote into its file (naming starts again from step
+    5's transcript, which has none), each cited time pointed at its phrase again; and whether
+    there was one to keep."""
+    from igot.summarize import find_phrase
+
+    if t.summary or not saved.is_file():
+        return t, False
+    try:
+        earlier = Transcript.load(saved)
+    except (OSError, ValueError, KeyError, TypeError):
+        return t, False
+    if not earlier.summary:
+        return t, False
+    summary = [replace(point, citations=[replace(c, phrase=find_phrase(t, c.time)) for c in point.citations])
+               for point in earlier.summary]
+    return replace(t, summary=summary), True
+
+
+def _summarised(t: Transcript, prompt: Optional[str], llm_model: Optional[str]) -> Optional[Transcript]:
+    """The transcript with its bullet summary; None (and one line saying why) when the model
+    cannot be had."""
     from igot import summarize
 
     try:
         llm = summarize.load_llm(llm_model or None)
         print(f"Summarising with {llm.name}…")
-        t = summarize.summarize(result.transcript, llm, prompt=prompt or summarize.DEFAULT_PROMPT, progress=True)
+        done = summarize.summarize(t, llm, prompt=prompt or summarize.DEFAULT_PROMPT, progress=True)
         llm.close()
     except IgotError as exc:
         print(f"⚠ No summary: {exc}")
-        return result
-    folder = next(iter(result.files.values())).parent if result.files else workspace() / "igot-output"
-    files = export.write_exports(t, folder, export.slugify(t.source.title))
-    for point in t.summary:
+        return None
+    for point in done.summary:
         print(f"• {point.text}")
-    return replace(result, transcript=t, files=files)
+    return done
+
+
+def add_summary(result: RunResult, prompt: Optional[str] = None, llm_model: Optional[str] = None) -> RunResult:
+    """The bullet summary (after the speakers have names, which it quotes), written into the
+    interview's files, library page and Drive copy. If the model cannot be had, say why and go
+    on without it: nothing is lost."""
+    t = _summarised(result.transcript, prompt, llm_model)
+    if t is None:
+        return result
+    folder, stem = _place(result)
+    saved = outputs.save(t, folder, stem)
+    return replace(result, transcript=saved.transcript, files=saved.files)
 
 
 def publish(result: RunResult, drive_folder: str = "", doc_name: str = "", download: bool = True,
             summarise: bool = False, prompt: Optional[str] = None, llm_model: Optional[str] = None) -> Optional[str]:
     """The summary (if asked), the Google Doc in the user's Drive folder (when a folder is
-    given), and the local files."""
-    if summarise:
-        result = add_summary(result, prompt, llm_model)
-    url = None
-    if drive_folder.strip():
-        from igot.gdoc import export_to_google_doc
-
-        url = export_to_google_doc(result.transcript, drive_folder.strip(), name=doc_name.strip() or None)
-        print(f"Google Doc: {url}")
+    given; run again, the same Doc is updated), and the local files, all in one step."""
+    folder, stem = _place(result)
+    t = _summarised(result.transcript, prompt, llm_model) if summarise else None
+    if t is None:  # no new summary: the one written before, if any, stays
+        t, _ = _summary_kept(result.transcript, folder / f"{stem}.json")
+    saved = outputs.save(t, folder, stem, drive_folder=drive_folder.strip() or None, doc_name=doc_name.strip() or None)
+    if saved.doc:
+        print(f"Google Doc: {saved.doc}")
     for kind in ("html", "srt", "json"):
-        path = result.files.get(kind)
+        path = saved.files.get(kind)
         if path:
             print(f"{kind.upper():>4}: {path}")
             if download:
                 _offer_download(path)
-    return url
+    return saved.doc
 
 
 def _offer_download(path: Path) -> None:
@@ -267,7 +315,10 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
         folders.append(kept)
     found: dict[str, library.Interview] = {}  # by file name: this session's copy wins
     for folder in reversed(folders):
-        found.update({iv.path.name: iv for iv in library.load_interviews(folder)} if folder.is_dir() else {})
+        interviews, skipped = library.load_library(folder) if folder.is_dir() else ([], [])
+        found.update({iv.path.name: iv for iv in interviews})
+        for unread in skipped:
+            print(f"⚠ {unread.line()}")
     interviews = sorted(found.values(), key=lambda iv: iv.date, reverse=True)
     hits = library.search(interviews, query)
     print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} in {len({h.interview for h in hits})} of {len(interviews)} interviews:")

@@ -19,7 +19,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from igot import export
 from igot.errors import IgotError
@@ -405,6 +405,16 @@ def library_html(interviews: list[Interview], folder: Path, skipped: Sequence[Sk
     phrases = sum(len(iv.transcript.phrases) for iv in interviews)
     return PAGE.format(count=count, phrases=f"{phrases:,}", listing=listing,
                        data=_script_json(page_data(interviews, folder)), script=SCRIPT, css=LIBRARY_CSS)
+
+
+def library_page(folder: Path | str, changed: Optional[Mapping[Path, Transcript]] = None) -> str:
+    """The page of `folder` as it is once each transcript in `changed` is written to its path
+    (what igot.outputs.save writes together with those transcripts' files)."""
+    folder, changed = Path(folder), changed or {}
+    interviews, skipped = load_library(folder) if folder.is_dir() else ([], [])
+    interviews = [iv for iv in interviews if iv.path not in changed]
+    interviews += [Interview(t, path, _date({"info": t.info}, path)) for path, t in changed.items()]
+    return library_html(sort_newest_first(interviews), folder, [s for s in skipped if s.path not in changed])
 
 
 def write_library(folder: Path | str, interviews: Optional[list[Interview]] = None,

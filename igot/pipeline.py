@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from igot import audio, diarize, export, hub, source, speakers, transcribe
+from igot import audio, diarize, export, hub, outputs, source, speakers, transcribe
 from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
@@ -55,6 +55,10 @@ class RunOptions:
     # Speaker detection beside the transcription, in its own thread. None: on a GPU with room for
     # both models (SIDE_BY_SIDE_GIB); False: one stage after the other, the least memory.
     speakers_beside: Optional[bool] = None
+    # An interview already in Google Drive: False leaves its Doc, Sheet row and kept JSON as they
+    # are; client_secrets is the OAuth client file for signing in to update them.
+    drive: bool = True
+    client_secrets: Optional[Path] = None
 
 
 @dataclass
@@ -255,9 +259,9 @@ def run(
                 "check that the file has someone talking, or choose another --name.")
             return RunResult(transcript, {}, seconds, wav)
         log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
-    files = export.write_exports(transcript, out_dir, stem)
-    update_library(out_dir, log)
-    return RunResult(transcript, files, seconds, wav)
+    # The files, the library page and, for an interview already in Drive, its Doc and Sheet row.
+    saved = outputs.save(transcript, out_dir, stem, drive=options.drive, client_secrets=options.client_secrets, log=log)
+    return RunResult(saved.transcript, saved.files, seconds, wav)
 
 
 
@@ -330,17 +334,6 @@ def _diarization_stage(wav: Path, work: Path, options: RunOptions, models: Model
     empty = Transcript(Source("diarization"), None, phrases=[], turns=turns)
     _save_stage(work / "diarization.json", empty, _diarization_key(engine, options))
     return engine, turns
-
-
-def update_library(out_dir: Path, log) -> None:
-    """Rewrite OUT/index.html, the page that lists and searches every interview in the folder.
-    It is a convenience: failing to write it never fails the run."""
-    from igot.library import write_library
-
-    try:
-        log(f"Library: every interview in {out_dir}, searchable: {write_library(out_dir)}")
-    except IgotError as exc:
-        log(f"Warning: the interview library page was not updated: {exc}")
 
 
 def check_options(options: RunOptions) -> None:

@@ -196,3 +196,30 @@ def test_output_folder_that_cannot_be_made(devdata, tmp_path, capsys):
         assert code == 2
         assert_one_clear_line(err, f"output folder '{folder}'", "--out")
         assert "unexpected" not in err
+
+
+def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_changes_nothing(devdata, tmp_path, capsys, monkeypatch):
+    """The interview's Google Doc is kept in step with its files: a run that cannot reach it
+    changes neither, and says how to change the files alone."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # no saved Google sign-in, no OAuth client file
+    folder = tmp_path / "out"
+    args = ["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
+            "--out", str(folder), "--quiet"]
+    assert main(args) == 0
+    published = Transcript.load(folder / "jfk.json")  # as a run with --gdoc leaves it
+    published.info.update(google_doc="https://docs.google.com/document/d/1tWq8eRz3YuI6oP9aS2dF5gH8jK1lZ4xC7vB0nM3qW6e/edit",
+                          drive={"folder": "1Fq3mZk8T0dJx9VwY2pR7sLb4uHc6eNa5", "name": "jfk"})
+    published.save(folder / "jfk.json")
+    before = snapshot(folder)
+    capsys.readouterr()
+
+    code = main(args + ["--names", "John"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert_one_clear_line(err, "Google Doc could not be updated", "client", "Nothing was changed", "--no-drive")
+    assert snapshot(folder) == before
+
+    assert main(args + ["--names", "John", "--no-drive"]) == 0
+    again = Transcript.load(folder / "jfk.json")
+    assert [s.name for s in again.speakers] == ["John"] and again.info["google_doc"] == published.info["google_doc"]
+    assert '"spoken":["John"]' in (folder / "index.html").read_text()  # the library page too
