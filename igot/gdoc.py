@@ -13,7 +13,6 @@ import io
 import json
 import os
 import re
-import sys
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path

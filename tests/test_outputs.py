@@ -5,8 +5,6 @@ in tests/test_gdoc.py."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from urllib.parse import urlsplit
@@ -19,9 +17,9 @@ from igot.gdoc import GOOGLE_DOC, SHEET_COLUMNS
 from igot.library import load_interviews, search
 from igot.speakers import name_speakers
 from igot.transcript import SummaryPoint, Transcript
-from tests.test_drive_repository import DOC_URL, KEPT_JSON, SHEET, exported, sent_rows
+from tests.test_drive_repository import DOC_URL, KEPT_JSON, exported, sent_rows
 from tests.test_export import make_transcript
-from tests.test_gdoc import DOC, NEW_FOLDER, RESEARCH, ROOT_LIST, drive, multipart, read_doc, reply, sleeps  # noqa: F401
+from tests.test_gdoc import DOC, NEW_FOLDER, RESEARCH, ROOT_LIST, drive, multipart, reply, sleeps  # noqa: F401
 from tests.test_library import cli
 
 STEM = "joana"
