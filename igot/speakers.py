@@ -272,8 +272,8 @@ def merge_speakers(transcript: Transcript, into: Mapping[str, str]) -> Transcrip
 
 def _rephrase_words(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, list[int], Optional[list[Word]]]]:
     """Phrases made again from the words, by assign_speakers' sentence rules, with the merged
-    speakers. Every run already went through those rules once, so no word changes speaker: each
-    word keeps its turn-pinned place (all are taken as pinned), only phrases join or split."""
+    speakers: every word keeps its speaker, only phrases join (or split, where a "Yeah." of one
+    half no longer interrupts the other half's sentence but ends it)."""
     origin: dict[tuple, int] = {}  # a word (text and times) -> the phrase it was in
     words = []
     for i, p in enumerate(t.phrases):
@@ -281,11 +281,7 @@ def _rephrase_words(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, l
             origin.setdefault((w.text, w.start, w.end), i)
             words.append(replace(w, speaker=into.get(p.speaker, p.speaker)))
     words.sort(key=lambda w: w.start)  # in time order, as when the phrases were first made
-    pinned = {id(w) for w in words}
-    sentences = split_sentences(words, _interjections(words))
-    runs = [run for k, sentence in enumerate(sentences)
-            for run in _sentence_runs(_runs(sentence), sentences[k - 1][-1].speaker if k else None,
-                                      sentences[k + 1][0].speaker if k + 1 < len(sentences) else None, pinned)]
+    runs = [run for sentence in split_sentences(words, _interjections(words)) for run in _sentence_runs(_runs(sentence))]
     groups = []
     for run in runs:
         sources = list(dict.fromkeys(origin[(w.text, w.start, w.end)] for w in run))
