@@ -13,7 +13,6 @@ change, from any path, updates the same Doc, row and kept JSON.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,9 +30,12 @@ class DriveUnchanged(IgotError):
     """The change could not reach the interview's Google Doc, Sheet or kept JSON: nothing changed."""
 
     @classmethod
-    def of(cls, err: IgotError, asked: bool) -> "DriveUnchanged":
+    def of(cls, err: IgotError, asked: bool, doc_restored: bool = True) -> "DriveUnchanged":
         what = "" if asked else "This interview's Google Doc could not be updated: "
-        return cls(f"{what}{err.problem} Nothing was changed.", f"{err.fix} Then do it again.".strip())
+        if doc_restored:
+            return cls(f"{what}{err.problem} Nothing was changed.", f"{err.fix} Then do it again.".strip())
+        return cls(f"{what}{err.problem} Nothing was changed here, but the Doc may already show the change.",
+                   f"{err.fix} Then do it again to bring everything in step.".strip())
 
 
 @dataclass
@@ -56,7 +58,8 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
     folder = Path(folder)
     stem = stem or export.slugify(t.source.title)
     paths = export.export_paths(folder, stem, export.FORMATS)
-    t = _carried_over(t, paths["json"])
+    before = _readable(paths["json"])
+    t = _carried_over(t, before, paths["json"])
     where = None
     if drive and (drive_folder or isinstance(t.info.get("drive"), dict)):
         try:
@@ -75,27 +78,36 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
             if where is not None:
                 gdoc.put_repository(service, t, where, stem)
     except BaseException as err:
-        if where is not None and where.made:
-            gdoc.delete_file(service, gdoc.doc_id(where.doc))
-        if isinstance(err, IgotError) and where is not None:
-            raise DriveUnchanged.of(err, asked=bool(drive_folder)) from None
+        if where is None:
+            raise
+        restored = gdoc.take_back(service, where, before)
+        if isinstance(err, IgotError):
+            raise DriveUnchanged.of(err, asked=bool(drive_folder), doc_restored=restored) from None
         raise
     log(f"Library: every interview in {folder}, searchable: {folder / library.INDEX}")
     return Saved(t, paths, folder / library.INDEX, where.doc if where else None)
 
 
-def _carried_over(t: Transcript, earlier: Path) -> Transcript:
+def _readable(path: Path) -> Optional[Transcript]:
+    """The transcript a save replaces, when there is one to read."""
+    try:
+        return Transcript.load(path)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _carried_over(t: Transcript, before: Optional[Transcript], path: Path) -> Transcript:
     """The transcript with what the file it replaces knew and it may not: where its Doc is (a
     rename in a later session starts from a run that never saw the Doc), and its date."""
-    try:
-        before = json.loads(earlier.read_text(encoding="utf-8")).get("info") or {}
-        when = datetime.fromtimestamp(earlier.stat().st_mtime, timezone.utc)
-    except (OSError, ValueError, AttributeError):
-        before, when = {}, datetime.now(timezone.utc)
-    if not isinstance(before, dict):
-        before = {}
-    info = {**{k: before[k] for k in DRIVE_KEYS if k in before}, **t.info}
+    earlier = before.info if before is not None else {}
+    info = {**{k: earlier[k] for k in DRIVE_KEYS if k in earlier}, **t.info}
     # When it was first made: the library lists interviews newest first, and naming one must not
     # move it to the top.
-    info.setdefault("created", before.get("created") or when.isoformat(timespec="seconds").replace("+00:00", "Z"))
+    if "created" not in info:
+        try:
+            when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc) if before is not None else None
+        except OSError:
+            when = None
+        when = when or datetime.now(timezone.utc)
+        info["created"] = earlier.get("created") or when.isoformat(timespec="seconds").replace("+00:00", "Z")
     return replace(t, info=info)

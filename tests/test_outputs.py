@@ -155,11 +155,16 @@ def test_all_or_nothing_when_drive_refuses(library, sleeps):
     before = snapshot(library)
     named = name_speakers(Transcript.load(library / f"{STEM}.json"), ["Ana", "Bruno", "Ana"])
     service, http = drive(({"status": "200"}, json.dumps({"id": DOC, "trashed": False})), reply("doc-created.json"),
-                          reply("files-list-sheet-found.json"), reply("error-403-appNotAuthorizedToFile.json"))
-    with pytest.raises(outputs.DriveUnchanged, match="could not be updated.*Nothing was changed") as err:
+                          reply("files-list-sheet-found.json"), reply("error-403-appNotAuthorizedToFile.json"),
+                          reply("doc-created.json"))
+    with pytest.raises(outputs.DriveUnchanged, match="could not be updated.*Nothing was changed[.]") as err:
         outputs.save(named, library, STEM, service=service)
     assert "\n" not in str(err.value) and "folders it created itself" in str(err.value)
     assert snapshot(library) == before and not list(library.glob(".*.tmp"))  # no file changed, no temp left
+    # The Doc, updated before the Sheet refused, has the transcript as it was again.
+    changed, restored = multipart(http.sent[1])[2].decode("ascii"), multipart(http.sent[-1])[2].decode("ascii")
+    assert http.sent[-1].method == "PATCH" and urlsplit(http.sent[-1].uri).path == f"/upload/drive/v3/files/{DOC}"
+    assert ">Joana</b>" not in changed and ">Joana</b>" in restored and ">Bob" in restored
 
     # A first Doc, then the Sheet refused: the Doc is taken back, no file here changed.
     fresh = name_speakers(interview(), ["Ana", "Bruno", "Ana"])
