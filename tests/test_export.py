@@ -325,7 +325,7 @@ def test_backchannel_phrase_after_its_sentence_in_subtitles_and_documents():
         "I signed up on my phone yeah and it took more than ten minutes to get through all the steps.".split())]
     words += [Word("Why?", 12.0, 12.4)]
     t = Transcript(Source("Interview"), "en", 13.0, phrases=[Phrase("", 0.0, 12.4, "", words=words)])
-    t = assign_speakers(t, [SpeakerTurn("A", 0.0, 11.0), SpeakerTurn("B", 3.58, 4.02), SpeakerTurn("B", 11.8, 12.6)])
+    t = assign_speakers(t, [SpeakerTurn("A", 0.0, 11.85), SpeakerTurn("B", 3.58, 4.02), SpeakerTurn("B", 11.9, 12.6)])
     assert [p.text for p in t.phrases][1:] == ["yeah", "Why?"] and t.phrases[1].start < t.phrases[0].end
     for vtt in (False, True):
         cues = read_cues(to_vtt(t) if vtt else to_srt(t), vtt=vtt)
