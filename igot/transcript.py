@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
+from igot.errors import install_hint
+
 SCHEMA_VERSION = 1
 
 
@@ -115,7 +117,7 @@ class Transcript:
         if version > SCHEMA_VERSION:
             raise ValueError(
                 f"transcript schema version {version} is newer than this iGot understands "
-                f"({SCHEMA_VERSION}); upgrade iGot (pip install -U igot)"
+                f"({SCHEMA_VERSION}); upgrade iGot ({install_hint()})"
             )
         return cls(
             source=_build(Source, data["source"]),

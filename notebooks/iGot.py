@@ -28,7 +28,7 @@
 #@markdown Adds iGot and the few libraries Colab lacks, changing none of Colab's own: no restart. On a GPU, step 5 adds NVIDIA NeMo the same way (about a minute more).
 import importlib.util, subprocess, sys
 
-IGOT_PACKAGE = "igot[colab] @ git+https://github.com/OWNER/igot@main"  # where this notebook's code is published
+IGOT_PACKAGE = "igot-interviews[colab] @ git+https://github.com/OWNER/igot@main"  # where this notebook's code is published
 if importlib.util.find_spec("igot") is None:
     print("Installing iGot and the libraries Colab lacks (about a minute)…")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", IGOT_PACKAGE], check=True)

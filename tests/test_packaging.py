@@ -21,7 +21,7 @@ def requirements(extra: str) -> list[str]:
     extras = project["optional-dependencies"]
     out = []
     for req in extras[extra]:
-        own = re.fullmatch(r"igot\[(.*)\]", req)
+        own = re.fullmatch(r"igot-interviews\[(.*)\]", req)
         if own:
             for name in own.group(1).split(","):
                 out += requirements(name.strip())
@@ -49,9 +49,13 @@ def test_colab_pins_are_the_versions_tested_here():
             assert version(name) == pinned, f"CI tested {name} {version(name)}, the notebook installs {pinned}"
 
 
-def test_notebook_installs_the_colab_extra():
+def test_notebook_installs_the_colab_extra_of_our_distribution():
+    """The notebook, pyproject and the install hints in errors name one distribution, ours."""
+    from igot.errors import DISTRIBUTION
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"] == DISTRIBUTION != "igot"
     notebook = (ROOT / "notebooks" / "iGot.py").read_text()
-    assert re.search(r'IGOT_PACKAGE = "igot\[colab\] @ git\+https://', notebook)
+    assert re.search(rf'IGOT_PACKAGE = "{DISTRIBUTION}\[colab\] @ git\+https://', notebook)
 
 
 def test_colab_nemo_install_matches_the_nemo_extra():
