@@ -28,6 +28,14 @@ def can_decode(model: Any) -> bool:
             and set(getattr(config, "layer_types", None) or []) <= {"full_attention", "sliding_attention"})
 
 
+def cache_argument(model: Any) -> str:
+    """The forward's name for the KV cache: `cache` from transformers 5.2x (which warns that
+    `past_key_values` goes in 5.40), `past_key_values` before (Colab's 5.15 knows only that)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int], pad: int,
            graphs: bool | None = None) -> Any:
     """New tokens [rows, max_new_tokens] for left-padded `ids` with their attention `mask`.
@@ -52,8 +60,8 @@ def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int]
         if isinstance(layer, StaticSlidingWindowLayer):
             layer.__class__ = _rolling_window_class()
     positions = (mask.long().cumsum(-1) - 1).clamp(min=0)  # each row counts from its first real token
-    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
-                use_cache=True, logits_to_keep=1)
+    cache_kw = {cache_argument(model): cache}
+    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, **cache_kw, use_cache=True, logits_to_keep=1)
 
     # What one step reads and writes, in tensors that keep their address.
     stop_ids = torch.tensor(sorted(stops) or [-1], device=device)
@@ -82,7 +90,7 @@ def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int]
             state["sliding"][..., -1] = True
             masks["sliding_attention"] = state["sliding"]
         logits = model(input_ids=state["token"], attention_mask=masks, position_ids=state["position"],
-                       past_key_values=cache, use_cache=True).logits[:, -1]
+                       **cache_kw, use_cache=True).logits[:, -1]
         token = torch.where(ended, pad, logits.argmax(-1))
         new.index_copy_(1, state["step"], token[:, None])
         ended.logical_or_(torch.isin(token, stop_ids))

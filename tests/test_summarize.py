@@ -424,10 +424,11 @@ def test_close_frees_the_model():
     assert llm.model is None
 
 
+@pytest.mark.filterwarnings("error::FutureWarning")  # e.g. an argument transformers is about to remove
 def test_our_decode_loop_writes_generates_greedy_tokens_past_the_sliding_window(tiny_gemma: LLM):
     """igot/decode.py (static cache, our own masks; on a GPU, CUDA graphs) against transformers'
     own greedy generate(): a prompt shorter than the sliding window (32 tokens) that decodes past
-    it, next to a long one, padded together in one call."""
+    it, next to a long one, padded together in one call; with nothing transformers warns will go."""
     import torch
 
     from igot import decode
