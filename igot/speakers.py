@@ -14,19 +14,8 @@ from typing import Collection, Mapping, Optional, Sequence, Union
 
 from igot.errors import IgotError
 from igot.links import link_at
+from igot.text import NO_SPACE_LANGUAGES, ends_sentence, join_words
 from igot.transcript import Phrase, Speaker, SpeakerTurn, Transcript, Word
-
-# Languages written without spaces between words: Whisper's words join with nothing.
-NO_SPACE_LANGUAGES = {"zh", "ja", "th", "lo", "my", "yue", "bo"}
-
-
-def join_words(words: Sequence[Word], language: Optional[str]) -> str:
-    return ("" if language in NO_SPACE_LANGUAGES else " ").join(w.text for w in words).strip()
-
-
-def ends_sentence(word: str) -> bool:
-    return word.rstrip("\"'”’)»").endswith((".", "?", "!", "…", "。", "？", "！"))
-
 
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
                start: float, end: float, touching: Optional[Mapping[int, float]] = None) -> Optional[str]:

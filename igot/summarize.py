@@ -161,7 +161,7 @@ def attention_kernels(device: Any) -> Iterator[None]:
     """Generation without cuDNN's attention kernel. PyTorch picks it for bfloat16 on Hopper GPUs,
     and it builds a new execution plan for every key length it has not seen: with a growing KV
     cache that is every decode step, ~100 ms each (Gemma 3 1B on an H100: 155 ms a token instead
-    of 57 once the lengths were seen; benchmarks/summary_decode.py)."""
+    of 57 once the lengths were seen; docs/findings.md, "cuDNN's attention off while generating")."""
     import torch
 
     if not str(device).startswith("cuda"):
@@ -181,7 +181,7 @@ def pick_dtype(device: str) -> Any:
     overflows into empty answers, so a T4 runs float32 (4 GB for the 1B model). Where bfloat16 is
     native it halves the memory and, with igot's CUDA-graph decode, is the faster choice: on an
     H100 9.5 ms a step against 13.3 in float32, the whole-hour summary 11.6 s against 16.1 s
-    (benchmarks/summary_decode.py, summary_gpu.py). Pass dtype= to load_llm for another choice.
+    (docs/findings.md, "Summary precision"; benchmarks/summary_gpu.py). Pass dtype= to load_llm for another choice.
     """
     import torch
 
@@ -204,11 +204,11 @@ def load_llm(model: Optional[str] = None, device: str = "auto", dtype: Any = Non
     extra = {"gguf_file": gguf_file} if gguf_file else {}
     extra["local_files_only"] = local_files_only
     try:
-        with _gguf_read_once(gguf_file is not None):
+        with gguf_read_once(gguf_file is not None):
             tokenizer = AutoTokenizer.from_pretrained(folder, **extra)
             network = AutoModelForCausalLM.from_pretrained(folder, **{_dtype_argument(): dtype}, **extra)
     except Exception as exc:  # missing files, no network, a gated model, an unknown architecture
-        raise _load_error(name, exc) from None
+        raise load_error(name, exc) from None
     # Only moved: from_pretrained keeps the RoPE frequencies in float32 on purpose, and a
     # .to(bfloat16) would round them, blurring positions deep in a long prompt.
     network = network.to(device).eval()
@@ -242,7 +242,7 @@ def _locate(name: str) -> tuple[str, Optional[str]]:
 
 
 @contextmanager
-def _gguf_read_once(active: bool) -> Iterator[None]:
+def gguf_read_once(active: bool) -> Iterator[None]:
     """transformers opens a GGUF file three times (tokenizer, config, weights), and gguf's reader
     walks every vocabulary entry in Python each time: about 20 s a time for Gemma's 262k tokens
     on two cores. While loading, every open of the same file gets the one reader."""
@@ -269,7 +269,7 @@ def _gguf_read_once(active: bool) -> Iterator[None]:
         gguf.GGUFReader = original
 
 
-def _load_error(name: str, exc: Exception) -> IgotError:
+def load_error(name: str, exc: Exception) -> IgotError:
     text = str(exc).strip()
     reason = text.splitlines()[0] if text else type(exc).__name__
     if "gated" in text.lower() or type(exc).__name__ == "GatedRepoError":

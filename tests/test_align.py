@@ -17,7 +17,7 @@ from igot.align import (
 )
 from igot.audio import SAMPLE_RATE
 from igot.errors import IgotError
-from igot.speakers import ends_sentence
+from igot.text import ends_sentence
 from igot.transcript import Phrase, Source, Transcript, Word
 from tests.tiny_models import save_tiny_wav2vec2
 

@@ -18,7 +18,7 @@ import pytest
 from igot import library
 from igot.cli import DEMO_VIDEO_URL, main
 from igot.export import format_clock, to_html
-from igot.library import Interview, load_interviews, normalize, parse_query, search, write_library
+from igot.library import load_interviews, normalize, parse_query, search, write_library
 from igot.pipeline import RunOptions, run
 from igot.transcript import Phrase, Speaker, Transcript
 from tests.test_export import link, make_transcript

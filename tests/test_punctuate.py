@@ -12,7 +12,7 @@ import pytest
 from igot.errors import IgotError
 from igot.punctuate import (PUNCTUATION_MODEL, apply_labels, load_punctuator, plan_windows, predict_labels,
                             punctuate, token_counts, windowed_labels)
-from igot.speakers import join_words
+from igot.text import join_words
 from igot.transcript import Phrase, Source, Transcript, Word
 from tests.tiny_models import PUNCTUATION_LABELS as ID2LABEL, SENTENCES, save_tiny_punctuator
 

@@ -23,7 +23,7 @@ from igot.summarize import (
     DEFAULT_PROMPT,
     LLM,
     MERGE_PROMPT,
-    _load_error,
+    load_error,
     check_point,
     check_points,
     fill_prompt,
@@ -405,7 +405,7 @@ def test_unloadable_models_are_errors_that_say_what_to_do(tmp_path: Path):
         load_llm(str(tmp_path / "empty"), device="cpu")
     with pytest.raises(IgotError, match="Could not download the language model"):
         load_llm("nobody-here/no-such-model", device="cpu")  # the hub is offline in tests: fails at once
-    gated = _load_error("google/gemma-3-1b-it", OSError("You are trying to access a gated repo."))
+    gated = load_error("google/gemma-3-1b-it", OSError("You are trying to access a gated repo."))
     assert "huggingface.co/google/gemma-3-1b-it" in gated.fix and "HF_TOKEN" in gated.fix
     import torch
 

@@ -85,7 +85,7 @@ def test_windows_are_batched_and_timed_in_the_recording(model, long_wav):
     """75 s without VAD: three windows, cut at quiet moments, decoded in two batches; each
     window's words are the words of that window transcribed alone, moved by its start."""
     audio = load_audio(long_wav)
-    windows = whisper_transformers._quiet_cuts(audio)
+    windows = whisper_transformers.quiet_cuts(audio)
     assert len(windows) == 3 and windows[0][0] == 0 and windows[-1][1] == len(audio)
     assert all(a < b <= a + 30 * SAMPLE_RATE for a, b in windows)
     assert all(np.abs(audio[b - 800:b + 800]).max() == 0 for _, b in windows[:-1]), "cut inside the silences"
@@ -103,7 +103,7 @@ def test_windows_are_batched_and_timed_in_the_recording(model, long_wav):
 def test_vad_windows_hold_the_speech(model, long_wav):
     """With faster-whisper's Silero VAD: windows hold speech only, so no word lies in a silence."""
     audio = load_audio(long_wav)[:40 * SAMPLE_RATE]
-    windows = whisper_transformers._windows(audio, vad=True)
+    windows = whisper_transformers.speech_windows(audio, vad=True)
     assert len(windows) == 2 and all(b - a <= 30 * SAMPLE_RATE for a, b in windows)
     assert windows[0][0] < SAMPLE_RATE and windows[1][1] > 38 * SAMPLE_RATE, "speech kept"
     assert all(b < 26 * SAMPLE_RATE or a > 27 * SAMPLE_RATE for a, b in windows), "the silence at 25-28 s left out"
@@ -122,11 +122,11 @@ def test_silence_gives_empty_transcript(model, tmp_path):
 def test_words_keep_punctuation_and_characters_whole(tokenizer):
     text = ' "Hello," she said: it\'s 4.5% — ok! 日本語です。'
     tokens = tokenizer.encode(text, add_special_tokens=False)
-    words = whisper_transformers._words(tokenizer, tokens, "en")
+    words = whisper_transformers.window_words(tokenizer, tokens, "en")
     assert [w for w, _, _ in words] == ['"Hello,"', "she", "said:", "it's", "4.5%", "—", "ok!", "日本語です。"]
     assert words[0][1] == 0 and words[-1][2] == len(tokens)
     assert all(a < b for _, a, b in words) and all(w[2] == n[1] for w, n in zip(words, words[1:]))
-    japanese = whisper_transformers._words(tokenizer, tokenizer.encode("日本語です。", add_special_tokens=False), "ja")
+    japanese = whisper_transformers.window_words(tokenizer, tokenizer.encode("日本語です。", add_special_tokens=False), "ja")
     assert [w for w, _, _ in japanese] == ["日本", "語", "です。"]
 
 
@@ -140,7 +140,7 @@ def test_dtw_finds_the_cheapest_path():
         for i in range(1, n + 1):
             for j in range(1, m + 1):
                 acc[i, j] = cost[i - 1, j - 1] + min(acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1])
-        rows, cols = whisper_transformers._dtw(cost)
+        rows, cols = whisper_transformers.dtw(cost)
         assert (rows[0], cols[0], rows[-1], cols[-1]) == (0, 0, n - 1, m - 1)
         assert all(0 <= dr <= 1 and 0 <= dc <= 1 and dr + dc > 0 for dr, dc in zip(np.diff(rows), np.diff(cols)))
         assert np.isclose(cost[rows, cols].sum(), acc[n, m])

