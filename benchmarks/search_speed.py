@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from igot.library import load_interviews, search, write_library  # noqa: E402
 from igot.speakers import add_links  # noqa: E402
 from igot.transcript import Transcript  # noqa: E402
-from tests.chromium import Chromium  # noqa: E402
+from tests.browser import Browser  # noqa: E402
 from tests.long_transcript import long_interview  # noqa: E402
 
 RARE = "ornitorrinco"  # planted in a few phrases: a word almost nobody says
@@ -121,14 +121,14 @@ def main() -> None:
             {"what": "whole index.html", "value": f"{page_bytes / 1e6:.2f} MB"},
         ], "Index build and size")
 
-        browser = Chromium(Path(tmp))
+        browser = Browser(Path(tmp))
         rows = []
         try:
             t0 = time.perf_counter()
             tab = browser.open(page.as_uri())
             open_s = time.perf_counter() - t0
-            index_ms = browser.evaluate(tab, "window.igotIndexMs")
-            total = browser.evaluate(tab, "document.querySelectorAll('#interview option').length - 1")
+            index_ms = tab.evaluate("window.igotIndexMs")
+            total = tab.evaluate("document.querySelectorAll('#interview option').length - 1")
             assert total == args.interviews, total
             for label, query in QUERIES:
                 py_t0 = time.perf_counter()
@@ -136,12 +136,12 @@ def main() -> None:
                 py_s = time.perf_counter() - py_t0
                 search_ms, drawn_ms = [], []
                 for _ in range(args.runs):
-                    got = browser.evaluate(tab, f"""(() => {{
+                    got = tab.evaluate(f"""(() => {{
                       const t = performance.now(); const n = igotSearch({json.dumps(query)}); return [n, performance.now() - t];
                     }})()""")
                     assert got[0] == want, (query, got[0], want)
                     search_ms.append(got[1])
-                    shown = browser.evaluate(tab, f"""(() => {{
+                    shown = tab.evaluate(f"""(() => {{
                       document.getElementById('q').value = {json.dumps(query)};
                       const t = performance.now(); const r = igotRun(); return [r.count, performance.now() - t];
                     }})()""")

@@ -20,7 +20,7 @@ apt_install() {
 missing=()
 command -v ffmpeg >/dev/null || missing+=(ffmpeg)
 command -v espeak-ng >/dev/null || missing+=(espeak-ng)
-command -v chromium >/dev/null || missing+=(chromium)  # tests open the HTML export in it
+command -v chromium >/dev/null || missing+=(chromium)  # the browser tests drive it with Playwright (no browser of its own)
 if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 
 version_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }

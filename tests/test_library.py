@@ -225,7 +225,7 @@ HITS_JS = """[...document.querySelectorAll('#hits .hit')].map(li => ({
 
 
 def test_library_page_searches_in_chromium(archive, tmp_path):
-    from tests.chromium import Chromium
+    from tests.browser import Browser
 
     interviews = load_interviews(archive)
     radio = next(iv for iv in interviews if iv.name == "Radio phone-in")
@@ -235,23 +235,23 @@ def test_library_page_searches_in_chromium(archive, tmp_path):
     accented = next(w for p in pt.transcript.phrases for w in p.text.split() if normalize(w) != w.lower())
     queries = [common, normalize(accented).upper(), "conceicao", f'"{" ".join(normalize(radio.transcript.phrases[0].text).split()[:2])}"',
                "host", "zzzzqx"]
-    browser = Chromium(tmp_path)
+    browser = Browser(tmp_path)
     try:
         page = browser.open((archive / "index.html").as_uri())
         for q in queries:  # the page finds exactly what the Python search finds
-            assert browser.evaluate(page, f"igotSearch({json.dumps(q)})") == len(search(interviews, q)), q
-        filtered = browser.evaluate(page, f"igotSearch({json.dumps(common)}, {{speaker: 'Brian'}})")
+            assert page.evaluate(f"igotSearch({json.dumps(q)})") == len(search(interviews, q)), q
+        filtered = page.evaluate(f"igotSearch({json.dumps(common)}, {{speaker: 'Brian'}})")
         assert filtered == len(search(interviews, common, speaker="Brian"))
 
         # A user types a query into the box; the hits appear, each with its links.
-        browser.evaluate(page, "document.getElementById('q').focus()")
-        browser.call("Input.insertText", page.session, text=common)
+        page.evaluate("document.getElementById('q').focus()")
+        page.keyboard.insert_text(common)
         want = search(interviews, common)
         deadline = time.monotonic() + 10
-        while not browser.evaluate(page, "document.querySelectorAll('#hits .hit').length") and time.monotonic() < deadline:
+        while not page.evaluate("document.querySelectorAll('#hits .hit').length") and time.monotonic() < deadline:
             time.sleep(0.05)
-        shown = browser.evaluate(page, HITS_JS)
-        status = browser.evaluate(page, "document.getElementById('status').textContent")
+        shown = page.evaluate(HITS_JS)
+        status = page.evaluate("document.getElementById('status').textContent")
         assert status.startswith(f"{len(want)} phrase") and len(shown) == min(len(want), 100)
         for got, hit in zip(shown, want):
             assert got["text"] == hit.text and got["who"] == hit.speaker
@@ -260,28 +260,25 @@ def test_library_page_searches_in_chromium(archive, tmp_path):
             path, anchor = unquote(urlsplit(got["page"]).path), urlsplit(got["page"]).fragment
             assert f'id="{anchor}"' in Path(path).read_text(encoding="utf-8")
 
-        browser.evaluate(page, "window.scrollTo(0, 0)")
+        page.evaluate("window.scrollTo(0, 0)")
         ARTIFACTS.mkdir(exist_ok=True)
-        (ARTIFACTS / "library-search.png").write_bytes(browser.screenshot(page))
+        (ARTIFACTS / "library-search.png").write_bytes(page.screenshot())
 
         # Click a hit's video link: the browser asks for the radio recording at that second.
         index = next(i for i, h in enumerate(want) if h.interview == "Radio phone-in" and h.start >= 1)
-        opened = browser.click_link(page, index, selector="#hits a.video", url_pattern="*pyAudioAnalysis*")
+        opened = browser.click_link(page, index, selector="#hits a.video", url_part="pyAudioAnalysis")
         assert opened["new_tab"] == want[index].video == f"{DEMO_VIDEO_URL}#t={int(want[index].start)}"
         assert opened["request"] == DEMO_VIDEO_URL  # requests carry no #fragment; the new tab's address does
         assert opened["page_url"] == f"{(archive / 'index.html').as_uri()}#q={common}"  # the search is in the address
         # Click its "in the transcript" link: the transcript page opens at that phrase.
-        mark = browser.mark()
-        browser.click_at(page, "#hits a.page", index)
-        browser.wait_event("Page.loadEventFired", mark, lambda m: m.get("sessionId") == page.session)
-        assert browser.evaluate(page, "location.href") == want[index].page
-        assert browser.evaluate(page, "document.querySelector(':target').textContent") == want[index].text
+        with page.expect_navigation():
+            page.locator("#hits a.page").nth(index).click()
+        assert page.evaluate("location.href") == want[index].page
+        assert page.evaluate("document.querySelector(':target').textContent") == want[index].text
         # Back: the library again, with the same search and the same hits.
-        mark = browser.mark()
-        browser.evaluate(page, "history.back()")
-        browser.wait_event("Page.loadEventFired", mark, lambda m: m.get("sessionId") == page.session)
-        assert browser.evaluate(page, "document.getElementById('q').value") == common
-        assert [g["text"] for g in browser.evaluate(page, HITS_JS)] == [h.text for h in want[:100]]
+        page.go_back()
+        assert page.evaluate("document.getElementById('q').value") == common
+        assert [g["text"] for g in page.evaluate(HITS_JS)] == [h.text for h in want[:100]]
 
         # Tricky text: the page and Python agree on every hit and every highlighted piece.
         tricky = tmp_path / "tricky"
@@ -295,7 +292,7 @@ def test_library_page_searches_in_chromium(archive, tmp_path):
         for q in ["integracao ja", "JA", '"comecar a integracao"', "acai manha", "sao paulo", "reacao 50", "otimo",
                   "conceicao obrigada", "bob", '"tudo bem obrigada"', "script alert"]:
             want = search(load_interviews(tricky), q)
-            got = browser.evaluate(page, f"document.getElementById('q').value = {json.dumps(q)}; igotRun(); {HITS_JS}")
+            got = page.evaluate(f"document.getElementById('q').value = {json.dumps(q)}; igotRun(); {HITS_JS}")
             assert [(g["text"], g["marks"], g["who"]) for g in got] == \
                 [(h.text, [h.text[a:b] for a, b in h.marks], h.speaker) for h in want], q
             assert want, q
@@ -315,7 +312,7 @@ def interview_named(title: str, *texts: str, speakers=("Ana Conceição", "Bruno
 def test_empty_and_unreadable_interviews_change_nothing_for_the_others(tmp_path):
     """The issue's library: interviews with no phrases (silence, noise, a 0.3 s clip) among others,
     and interview files that are damaged or from a newer iGot: each hit shows the phrase that matched."""
-    from tests.chromium import Chromium
+    from tests.browser import Browser
 
     folder = tmp_path / "out"
     folder.mkdir()
@@ -348,13 +345,13 @@ def test_empty_and_unreadable_interviews_change_nothing_for_the_others(tmp_path)
     assert [h.text for h in want] == ["Nothing, really.", "Nothing works.", "Nothing else?", "There is nothing to say."]
     code, out, err = cli("search", "nothing", "--out", str(folder))
     assert code == 0 and out.count("\n") == 4 and err.count("Skipped") == 3
-    browser = Chromium(tmp_path)
+    browser = Browser(tmp_path)
     try:
         tab = browser.open((folder / "index.html").as_uri())
-        got = browser.evaluate(tab, f"document.getElementById('q').value = 'nothing'; igotRun(); {HITS_JS}")
+        got = tab.evaluate(f"document.getElementById('q').value = 'nothing'; igotRun(); {HITS_JS}")
         assert [g["text"] for g in got] == [h.text for h in want]
         assert [g["page"] for g in got] == [h.page for h in want]
-        assert browser.evaluate(tab, "document.getElementById('status').textContent") == "4 phrases in 3 interviews"
+        assert tab.evaluate("document.getElementById('status').textContent") == "4 phrases in 3 interviews"
     finally:
         browser.close()
 
@@ -365,17 +362,17 @@ def export_slug(t: Transcript) -> str:
     return slugify(t.source.title)
 
 
-def type_slowly(browser, tab, text: str) -> None:
+def type_slowly(tab, text: str) -> None:
     """Letter by letter, 0.2 s apart: each letter's search runs, as when a person types."""
-    browser.evaluate(tab, "document.getElementById('q').focus()")
+    tab.evaluate("document.getElementById('q').focus()")
     for ch in text:
-        browser.call("Input.insertText", tab.session, text=ch)
+        tab.keyboard.insert_text(ch)
         time.sleep(0.2)
     time.sleep(0.3)
 
 
 def test_the_search_is_in_the_address_for_bookmarks_links_and_the_back_button(tmp_path):
-    from tests.chromium import Chromium
+    from tests.browser import Browser
 
     folder = tmp_path / "out"
     folder.mkdir()
@@ -385,37 +382,37 @@ def test_the_search_is_in_the_address_for_bookmarks_links_and_the_back_button(tm
     write_library(folder)
     interviews = load_interviews(folder)
     texts = lambda q, **kw: [h.text for h in search(interviews, q, **kw)]  # noqa: E731
-    shown = lambda: [g["text"] for g in browser.evaluate(tab, HITS_JS)]  # noqa: E731
-    browser = Chromium(tmp_path)
+    shown = lambda: [g["text"] for g in tab.evaluate(HITS_JS)]  # noqa: E731
+    browser = Browser(tmp_path)
     try:
         # A link a colleague sent, written by hand: words, an exact phrase, a speaker's first name.
         tab = browser.open(f'{(folder / "index.html").as_uri()}#q=pix+"não+confiava"&speaker=Ana')
-        assert browser.evaluate(tab, "document.getElementById('q').value") == 'pix "não confiava"'
-        assert browser.evaluate(tab, "document.getElementById('speaker').value") == "Ana"
+        assert tab.evaluate("document.getElementById('q').value") == 'pix "não confiava"'
+        assert tab.evaluate("document.getElementById('speaker').value") == "Ana"
         assert shown() == texts('pix "não confiava"', speaker="Ana") == ["Eu não confiava no pix."]
-        start = browser.evaluate(tab, "history.length")
+        start = tab.evaluate("history.length")
 
         # A new search typed letter by letter is one step back, not one per letter.
-        browser.evaluate(tab, "document.getElementById('q').value = ''")
-        type_slowly(browser, tab, "nao confiava")
-        assert browser.evaluate(tab, "history.length") == start + 1
-        assert browser.evaluate(tab, "new URLSearchParams(location.hash.slice(1)).get('q')") == "nao confiava"
-        assert browser.evaluate(tab, "new URLSearchParams(location.hash.slice(1)).get('speaker')") == "Ana"
+        tab.evaluate("document.getElementById('q').value = ''")
+        type_slowly(tab, "nao confiava")
+        assert tab.evaluate("history.length") == start + 1
+        assert tab.evaluate("new URLSearchParams(location.hash.slice(1)).get('q')") == "nao confiava"
+        assert tab.evaluate("new URLSearchParams(location.hash.slice(1)).get('speaker')") == "Ana"
         assert shown() == texts("nao confiava", speaker="Ana")
         # A filter chosen is another step.
-        browser.evaluate(tab, "const s = document.getElementById('speaker'); s.value = 'Caio'; s.dispatchEvent(new Event('change'))")
-        assert browser.evaluate(tab, "history.length") == start + 2 and shown() == texts("nao confiava", speaker="Caio") == []
-        browser.evaluate(tab, "const i = document.getElementById('speaker'); i.value = ''; i.dispatchEvent(new Event('change'))")
+        tab.evaluate("const s = document.getElementById('speaker'); s.value = 'Caio'; s.dispatchEvent(new Event('change'))")
+        assert tab.evaluate("history.length") == start + 2 and shown() == texts("nao confiava", speaker="Caio") == []
+        tab.evaluate("const i = document.getElementById('speaker'); i.value = ''; i.dispatchEvent(new Event('change'))")
         assert shown() == texts("nao confiava") and len(shown()) == 3
 
         # The back button walks back through the searches, the boxes and hits with it.
         for q, speaker in (("nao confiava", "Caio"), ("nao confiava", "Ana"), ('pix "não confiava"', "Ana")):
-            browser.evaluate(tab, "new Promise(done => { addEventListener('popstate', () => setTimeout(done, 0), {once: true}); history.back(); })")
-            assert browser.evaluate(tab, "[document.getElementById('q').value, document.getElementById('speaker').value]") == [q, speaker]
+            tab.evaluate("new Promise(done => { addEventListener('popstate', () => setTimeout(done, 0), {once: true}); history.back(); })")
+            assert tab.evaluate("[document.getElementById('q').value, document.getElementById('speaker').value]") == [q, speaker]
             assert shown() == texts(q, speaker=speaker)
         # A bookmark opens the same search on a fresh page.
-        bookmark = browser.evaluate(tab, "location.href")
+        bookmark = tab.evaluate("location.href")
         again = browser.open(bookmark)
-        assert [g["text"] for g in browser.evaluate(again, HITS_JS)] == ["Eu não confiava no pix."]
+        assert [g["text"] for g in again.evaluate(HITS_JS)] == ["Eu não confiava no pix."]
     finally:
         browser.close()

@@ -125,10 +125,10 @@ SHOW_ALL = "(() => { const more = document.getElementById('more'); while (!more.
 
 
 def test_page_hits_hold_every_term_and_equal_igot_search(tmp_path):
-    from tests.chromium import Chromium
+    from tests.browser import Browser
 
     rng = random.Random(SEED)
-    browser = Chromium(tmp_path)
+    browser = Browser(tmp_path)
     checked = hits_seen = empties = most = 0
     started = time.monotonic()
     try:
@@ -144,16 +144,16 @@ def test_page_hits_hold_every_term_and_equal_igot_search(tmp_path):
             tab = browser.open(f"{(folder / 'index.html').as_uri()}#q={quote_plus(queries[0])}")
             for k, query in enumerate(queries):
                 if k:
-                    browser.evaluate(tab, f"document.getElementById('q').value = {json.dumps(query)}; igotRun()")
-                browser.evaluate(tab, SHOW_ALL)
-                shown = browser.evaluate(tab, HITS_JS)
+                    tab.evaluate(f"document.getElementById('q').value = {json.dumps(query)}; igotRun()")
+                tab.evaluate(SHOW_ALL)
+                shown = tab.evaluate(HITS_JS)
                 code, out, _ = cli("search", query, "--out", str(folder), "--json")
                 want = json.loads(out)
                 where = f"library {n} (seed {SEED}), query {query!r}"
                 assert code == (0 if want else 1), where
                 assert [(g["text"], g["who"], g["page"]) for g in shown] == \
                     [(h["text"], h["speaker"], h["page"]) for h in want], where
-                status = browser.evaluate(tab, "document.getElementById('status').textContent")
+                status = tab.evaluate("document.getElementById('status').textContent")
                 assert status.startswith(f"{len(want)} phrase") or (not want and status == "No phrase matches."), where
                 for g in shown:
                     assert holds(query, g["text"], g["who"]), f"{where}: {g['text']!r} ({g['who']})"
@@ -169,7 +169,7 @@ def test_page_hits_hold_every_term_and_equal_igot_search(tmp_path):
                 checked += 1
                 hits_seen += len(want)
                 most = max(most, len(want))
-            browser.call("Target.closeTarget", targetId=tab.target)
+            tab.close()
     finally:
         browser.close()
     # The test saw what it is about: empty interviews, and searches past the first hundred hits.

@@ -4,16 +4,12 @@ Exports must stay quick and small for long interviews, and on the HTML page ever
 be a link a reader can actually click: rendered, visible, not covered by anything, pointing at
 its second of the video.
 
-The browser is Debian's headless Chromium, driven over the DevTools protocol through
-`--remote-debugging-pipe` (messages on file descriptors 3 and 4, each ended by a NUL byte).
-That is the least fragile way we found: no driver binary whose version must match the browser
-(Selenium + chromedriver), no TCP port to pick or race for, no HTTP endpoint to poll until the
-browser is up, and no extra Python package (a websocket client) — just the Chromium that
-scripts/setup.sh installs and the standard library. Screenshots are decoded with Pillow.
+The browser is Debian's headless Chromium, driven by Playwright (tests/browser.py tells why).
+Screenshots are decoded with Pillow.
 
-No request ever leaves the machine: requests to the video are intercepted with the protocol's
-Fetch domain and failed before they reach the network, and --host-resolver-rules makes any
-other host name fail to resolve.
+No request ever leaves the machine: every request to another host, the video's included, is
+failed by Playwright's route before it reaches the network, and --host-resolver-rules makes any
+host name fail to resolve.
 """
 
 from __future__ import annotations
@@ -29,7 +25,7 @@ from PIL import Image
 
 from igot.export import to_html, write_exports
 from igot.links import link_at
-from tests.chromium import HEIGHT, WIDTH, Chromium
+from tests.browser import HEIGHT, WIDTH, Browser
 from tests.long_transcript import long_interview
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,24 +106,24 @@ def test_html_page_renders_in_chromium_and_every_phrase_link_is_clickable(interv
     expected = [p for p in interview.phrases if p.link]
 
     with timed("start Chromium"):
-        browser = Chromium(tmp_path)
+        browser = Browser(tmp_path)
     try:
         with timed("open page"):
             page = browser.open(page_path.as_uri())
-            ready = browser.evaluate(page, "document.readyState")
+            ready = page.evaluate("document.readyState")
             assert ready == "complete"
-            assert browser.evaluate(page, "document.title") == interview.source.title
+            assert page.evaluate("document.title") == interview.source.title
 
         with timed("screenshot"):
-            browser.evaluate(page, "window.scrollTo(0, 0)")
-            png = browser.screenshot(page)
+            page.evaluate("window.scrollTo(0, 0)")
+            png = page.screenshot()
             ARTIFACTS.mkdir(exist_ok=True)
             for folder in (ARTIFACTS, tmp_path):
                 (folder / "long-export-top.png").write_bytes(png)
             _check_screenshot(png)
 
         with timed(f"check {len(expected)} links"):
-            seen = browser.evaluate(page, CHECK_LINKS_JS)
+            seen = page.evaluate(CHECK_LINKS_JS)
         assert len(seen) == len(expected), f"{len(seen)} phrase links on the page, {len(expected)} phrases"
         problems = []
         for i, (p, link) in enumerate(zip(expected, seen)):
@@ -154,8 +150,9 @@ def test_html_page_renders_in_chromium_and_every_phrase_link_is_clickable(interv
         assert want == f"https://www.youtube.com/watch?v=dQw4w9WgXcQ&t={int(phrase.start)}s"
         assert opened["request"] == want, opened  # the browser asked for exactly the phrase's moment
         assert opened["new_tab"] == want, opened  # in a new tab (target=_blank) ...
-        assert opened["opener"] == page.target, opened  # opened by the transcript page ...
+        assert opened["opener"] is page, opened  # opened by the transcript page ...
         assert opened["page_url"] == page_path.as_uri(), opened  # which stays where the reader was
+        assert opened["error"] == "net::ERR_BLOCKED_BY_CLIENT", opened  # and stopped before the network
     finally:
         with timed("close Chromium"):
             browser.close()
