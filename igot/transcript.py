@@ -164,6 +164,29 @@ class Transcript:
         return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
 
+@dataclass
+class Diarization:
+    """Who speaks when, on its own: a diarizer's turns, as the speaker step keeps them."""
+
+    turns: list[SpeakerTurn] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)  # how they were found (the diarizer)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Diarization":
+        data = json.loads(text)
+        return cls(turns=[_build(SpeakerTurn, t) for t in data["turns"]], info=dict(data.get("info", {})))
+
+    def save(self, path: Path | str) -> None:
+        write_atomic(Path(path), self.to_json())
+
+    @classmethod
+    def load(cls, path: Path | str) -> "Diarization":
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+
 def _build(cls, data: dict[str, Any]):
     """Make a dataclass from a dict, ignoring keys a newer writer may have added."""
     names = {f.name for f in fields(cls)}

