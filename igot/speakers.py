@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Collection, Mapping, Optional, Sequence, Union
 
 from igot.errors import IgotError
@@ -18,12 +18,13 @@ from igot.text import NO_SPACE_LANGUAGES, ends_sentence, join_words
 from igot.transcript import Phrase, Speaker, SpeakerTurn, Transcript, Word
 
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
-               start: float, end: float, touching: Optional[Mapping[int, float]] = None) -> Optional[str]:
+               start: float, end: float, touching: Optional[Mapping[int, float]] = None,
+               options: Optional[SpeakerOptions] = None) -> Optional[str]:
     """Who says the word during [start, end]: the speaker whose turns cover most of it; the
     nearest turn when none overlaps.
 
-    Where turns overlap, several can cover the word alike (to within TIE). Then a turn whose
-    edge the word touches wins (`touching`: index of such a turn in `turns` -> how far the
+    Where turns overlap, several can cover the word alike (to within options.tie). Then a turn
+    whose edge the word touches wins (`touching`: index of such a turn in `turns` -> how far the
     edge is): the stretch where two people talk at once is the end of one turn and the start
     of the other, or a whole short turn inside a long one (a back-channel); the finishing
     speaker's last word touches their turn's end, the next one's first word their turn's
@@ -33,6 +34,7 @@ def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Seq
     """
     if not turns:
         return None
+    tie = (options or SpeakerOptions()).tie
     first, i = bisect.bisect_right(reach, start), bisect.bisect_right(starts, end)
     covered: dict[str, float] = {}
     edge: dict[str, float] = {}
@@ -45,16 +47,19 @@ def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Seq
                 edge[t.speaker] = min(edge.get(t.speaker, math.inf), touching[k])
     if covered:
         most = max(covered.values())
-        tied = [s for s in edge if covered[s] >= most - TIE]
+        tied = [s for s in edge if covered[s] >= most - tie]
         return min(tied, key=edge.get) if tied else max(covered, key=covered.get)
     middle = (start + end) / 2
     nearest = [t for t in (turns[i - 1] if i > 0 else None, turns[i] if i < len(turns) else None) if t]
     return min(nearest, key=lambda t: min(abs(middle - t.start), abs(middle - t.end))).speaker
 
 
-def touched_edges(turns: Sequence[SpeakerTurn], words: Sequence[Word]) -> list[dict[int, float]]:
+def touched_edges(turns: Sequence[SpeakerTurn], words: Sequence[Word],
+                  options: Optional[SpeakerOptions] = None) -> list[dict[int, float]]:
     """Per word, the turns whose start (or end) lies nearer its start (end) than any other
-    word's, with that distance: the edges the word touches. `words` in time order."""
+    word's (by at most options.tie), with that distance: the edges the word touches. `words`
+    in time order."""
+    tie = (options or SpeakerOptions()).tie
     touching: list[dict[int, float]] = [{} for _ in words]
     by_start = [w.start for w in words]
     ends = sorted((w.end, k) for k, w in enumerate(words))
@@ -65,40 +70,51 @@ def touched_edges(turns: Sequence[SpeakerTurn], words: Sequence[Word]) -> list[d
             near = min((c for c in (j - 1, j) if 0 <= c < len(times)), key=lambda c: abs(times[c] - edge), default=None)
             if near is not None:
                 w = near if index is None else index[near][1]
-                if abs(times[near] - edge) <= TIE and min(words[w].end, t.end) > max(words[w].start, t.start):
+                if abs(times[near] - edge) <= tie and min(words[w].end, t.end) > max(words[w].start, t.start):
                     touching[w][k] = min(touching[w].get(k, math.inf), abs(times[near] - edge))
     return touching
 
 
-# Turns covering a word to within this many seconds cover it alike, and a turn edge this near
-# a word's touches it: a frame-level diarizer's boundaries are good to a few of its 17 ms frames.
-TIE = 0.05
-# A stretch of another speaker inside someone's sentence this short is a back-channel ("yeah",
-# "hmm", "uh-huh") or a diarization slip at a turn edge: it does not split the sentence.
-BACKCHANNEL_WORDS = 2
-BACKCHANNEL_SECONDS = 1.0
-# Without punctuation (a language the punctuation model lacks), a pause this long ends a sentence.
-SENTENCE_PAUSE = 2.0
-MAX_SENTENCE_WORDS = 80
+@dataclass(frozen=True)
+class SpeakerOptions:
+    """The tuned values of words to speakers and of phrases: a sweep is replace(SpeakerOptions(), tie=0.1)."""
+
+    # Turns covering a word to within this many seconds cover it alike, and a turn edge this near
+    # a word's touches it: a frame-level diarizer's boundaries are good to a few of its 17 ms
+    # frames. Not swept; the table measured with it: benchmarks/README.md, "Words to speakers
+    # under real turn-taking" (docs/findings.md, "Words to speakers: ties read on turn edges").
+    tie: float = 0.05
+    # A stretch of another speaker inside someone's sentence this short is a back-channel ("yeah",
+    # "hmm", "uh-huh"): it does not split the sentence. Not swept; measured with it: the same
+    # table's "back-channels kept".
+    backchannel_words: int = 2
+    backchannel_seconds: float = 1.0
+    # Without punctuation (a language the punctuation model lacks), a pause this long ends a
+    # sentence, and a sentence ends after this many words. Not measured on a table.
+    sentence_pause: float = 2.0
+    max_sentence_words: int = 80
 
 
-def split_sentences(words: Sequence[Word], interjections: Collection[int] = ()) -> list[list[Word]]:
+def split_sentences(words: Sequence[Word], interjections: Collection[int] = (),
+                    options: Optional[SpeakerOptions] = None) -> list[list[Word]]:
     """Cut the word stream after sentence-ending punctuation, long pauses, or very long runs.
     The full stop of an interjection (index in `interjections`: "Yeah." said inside someone
     else's sentence) does not end that sentence."""
+    options = options or SpeakerOptions()
     sentences: list[list[Word]] = []
     current: list[Word] = []
     for i, word in enumerate(words):
         current.append(word)
         following = words[i + 1] if i + 1 < len(words) else None
         if (following is None or (ends_sentence(word.text) and i not in interjections)
-                or following.start - word.end >= SENTENCE_PAUSE or len(current) >= MAX_SENTENCE_WORDS):
+                or following.start - word.end >= options.sentence_pause or len(current) >= options.max_sentence_words):
             sentences.append(current)
             current = []
     return sentences
 
 
-def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Transcript:
+def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn],
+                    options: Optional[SpeakerOptions] = None) -> Transcript:
     """Give every word a speaker, then make phrases: one sentence by one speaker each.
 
     Each word takes the speaker the turns point at (`speaker_at`: the turn that covers most of
@@ -112,15 +128,16 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
     against keeping every word's speaker, benchmarks/speakers_accuracy.py "tune".)
     Speakers are renumbered S1, S2 … in order of first appearance.
     """
+    options = options or SpeakerOptions()
     turns = sorted(turns, key=lambda t: t.start)
     starts = [t.start for t in turns]
     reach = list(itertools.accumulate((t.end for t in turns), max))
     # In time order: a transcript that already has speakers holds back-channels after their sentence.
     spoken = sorted(transcript.words, key=lambda w: w.start)
-    touching = touched_edges(turns, spoken)
-    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end, touching[k]) or "1")
+    touching = touched_edges(turns, spoken, options)
+    words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end, touching[k], options) or "1")
              for k, w in enumerate(spoken)]
-    runs = [run for sentence in split_sentences(words, _interjections(words)) for run in _sentence_runs(_runs(sentence))]
+    runs = _phrase_runs(words, options)
     order: dict[str, str] = {}  # diarizer's id -> our id, in order of first appearance
     phrases = []
     for run in runs:
@@ -141,28 +158,35 @@ def _runs(words: list[Word]) -> list[list[Word]]:
     return runs
 
 
-def _interjections(words: list[Word]) -> set[int]:
+def _phrase_runs(words: list[Word], options: SpeakerOptions) -> list[list[Word]]:
+    """Words in time order, each with its speaker, as the runs that become phrases."""
+    sentences = split_sentences(words, _interjections(words, options), options)
+    return [run for sentence in sentences for run in _sentence_runs(_runs(sentence), options)]
+
+
+def _interjections(words: list[Word], options: SpeakerOptions) -> set[int]:
     """Indices of the words of short runs between two runs of one other speaker."""
     runs = _runs(words)
     found, k = set(), 0
     for i, run in enumerate(runs):
-        if 0 < i < len(runs) - 1 and runs[i - 1][0].speaker == runs[i + 1][0].speaker and _is_backchannel(run):
+        if 0 < i < len(runs) - 1 and runs[i - 1][0].speaker == runs[i + 1][0].speaker and _is_backchannel(run, options):
             found.update(range(k, k + len(run)))
         k += len(run)
     return found
 
 
-def _is_backchannel(run: list[Word]) -> bool:
-    return len(run) <= BACKCHANNEL_WORDS and run[-1].end - run[0].start <= BACKCHANNEL_SECONDS
+def _is_backchannel(run: list[Word], options: SpeakerOptions) -> bool:
+    return len(run) <= options.backchannel_words and run[-1].end - run[0].start <= options.backchannel_seconds
 
 
-def _sentence_runs(runs: list[list[Word]]) -> list[list[Word]]:
+def _sentence_runs(runs: list[list[Word]], options: SpeakerOptions) -> list[list[Word]]:
     """One sentence's runs as phrases: a back-channel (a short run between two runs of one other
     speaker) is taken out and put after the part it interrupted, shortest first."""
     parts = [(list(r), []) for r in runs]  # (words, back-channels said during them)
     while len(parts) > 2:
         who = [r[0].speaker for r, _ in parts]
-        inside = [i for i in range(1, len(parts) - 1) if who[i - 1] == who[i + 1] != who[i] and _is_backchannel(parts[i][0])]
+        inside = [i for i in range(1, len(parts) - 1)
+                  if who[i - 1] == who[i + 1] != who[i] and _is_backchannel(parts[i][0], options)]
         if not inside:
             break
         i = min(inside, key=lambda k: (len(parts[k][0]), parts[k][0][-1].end - parts[k][0][0].start))
@@ -186,7 +210,8 @@ def parse_names(text: str) -> Union[list[str], dict[str, str]]:
     return parts
 
 
-def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[str, str]]) -> Transcript:
+def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[str, str]],
+                  options: Optional[SpeakerOptions] = None) -> Transcript:
     """Rename speakers by order ('Ana,Bruno') or by mapping ('Speaker 2' / '2' / 'S2' -> name).
 
     Speakers who end up with the same name (any case and spacing: 'Ana,Bruno,Ana', or
@@ -212,20 +237,20 @@ def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[st
     first: dict[str, str] = {}  # a name, as compared -> the first speaker who has it
     into = {s.id: first.setdefault(" ".join(s.name.split()).casefold(), s.id) for s in speakers}
     named = replace(transcript, speakers=speakers)
-    return merge_speakers(named, into) if any(k != v for k, v in into.items()) else named
+    return merge_speakers(named, into, options) if any(k != v for k, v in into.items()) else named
 
 
-def merge_speakers(transcript: Transcript, into: Mapping[str, str]) -> Transcript:
+def merge_speakers(transcript: Transcript, into: Mapping[str, str], options: Optional[SpeakerOptions] = None) -> Transcript:
     """Make speakers one: each speaker id `s` becomes `into[s]` in the phrases, their words and
     the turns; phrases of the now-same speaker join where the phrase rules would (a sentence
     split between the two halves of one person is one phrase again, a "yeah" of one half inside
     the other's sentence goes back in its place); ids are renumbered S1, S2 … in order of first
     appearance; summary citations follow their phrases."""
-    t = transcript
+    t, options = transcript, options or SpeakerOptions()
     if t.phrases and all(p.words for p in t.phrases):
-        groups = _rephrase_words(t, into)
+        groups = _rephrase_words(t, into, options)
     else:  # phrases without words (written by hand, or by an older tool): joined phrase by phrase
-        groups = _rephrase_phrases(t, into)
+        groups = _rephrase_phrases(t, into, options)
     # groups: (speaker before renumbering, the old phrases it comes from, its words or None)
     order: dict[str, str] = {}
     for speaker, _, _ in groups:
@@ -259,7 +284,8 @@ def merge_speakers(transcript: Transcript, into: Mapping[str, str]) -> Transcrip
     return replace(t, speakers=speakers, phrases=phrases, turns=_merge_turns(t, into), summary=summary)
 
 
-def _rephrase_words(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, list[int], Optional[list[Word]]]]:
+def _rephrase_words(t: Transcript, into: Mapping[str, str],
+                    options: SpeakerOptions) -> list[tuple[str, list[int], Optional[list[Word]]]]:
     """Phrases made again from the words, by assign_speakers' sentence rules, with the merged
     speakers: every word keeps its speaker, only phrases join (or split, where a "Yeah." of one
     half no longer interrupts the other half's sentence but ends it)."""
@@ -270,7 +296,7 @@ def _rephrase_words(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, l
             origin.setdefault((w.text, w.start, w.end), i)
             words.append(replace(w, speaker=into.get(p.speaker, p.speaker)))
     words.sort(key=lambda w: w.start)  # in time order, as when the phrases were first made
-    runs = [run for sentence in split_sentences(words, _interjections(words)) for run in _sentence_runs(_runs(sentence))]
+    runs = _phrase_runs(words, options)
     groups = []
     for run in runs:
         sources = list(dict.fromkeys(origin[(w.text, w.start, w.end)] for w in run))
@@ -278,7 +304,7 @@ def _rephrase_words(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, l
     return groups
 
 
-def _rephrase_phrases(t: Transcript, into: Mapping[str, str]) -> list[tuple[str, list[int], None]]:
+def _rephrase_phrases(t: Transcript, into: Mapping[str, str], options: SpeakerOptions) -> list[tuple[str, list[int], None]]:
     """Without words: a phrase joins the one before when both are now the same speaker's and the
     one before does not end its sentence (one sentence, one speaker, one phrase)."""
     groups: list[tuple[str, list[int], None]] = []
@@ -287,7 +313,7 @@ def _rephrase_phrases(t: Transcript, into: Mapping[str, str]) -> list[tuple[str,
         if groups and groups[-1][0] == speaker:
             last = t.phrases[groups[-1][1][-1]]
             text = last.text.split()
-            if text and not ends_sentence(text[-1]) and 0 <= p.start - last.end < SENTENCE_PAUSE:
+            if text and not ends_sentence(text[-1]) and 0 <= p.start - last.end < options.sentence_pause:
                 groups[-1][1].append(i)
                 continue
         groups.append((speaker, [i], None))

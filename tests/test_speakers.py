@@ -174,3 +174,19 @@ def test_long_turn_behind_many_short_overlapping_ones():
     out = assign_speakers(t, turns)
     assert [p.text for p in out.phrases if p.speaker == out.speakers[0].id] == ["and that is why I stopped using the app."]
     assert out.speakers[0].name == "Speaker 1" and len(out.speakers) == 1
+
+
+def test_tuned_values_are_options_a_sweep_replaces():
+    """Each rule's tuned value comes in SpeakerOptions: a sweep changes one with replace() and
+    the rule follows it, the defaults staying what a run uses."""
+    from dataclasses import replace
+
+    from igot.speakers import SpeakerOptions
+
+    # No punctuation (a language the punctuation model lacks): a 1.5 s pause within one speaker's words.
+    t = whisper_output([("so", 0.0, 0.3), ("we", 0.3, 0.5), ("started", 0.5, 1.0), ("then", 2.5, 2.8), ("stopped", 2.8, 3.3)])
+    turns = [SpeakerTurn("1", 0.0, 3.5)]
+    assert len(assign_speakers(t, turns).phrases) == 1
+    assert len(assign_speakers(t, turns, SpeakerOptions()).phrases) == 1
+    shorter = replace(SpeakerOptions(), sentence_pause=1.0)
+    assert [p.text for p in assign_speakers(t, turns, shorter).phrases] == ["so we started", "then stopped"]
