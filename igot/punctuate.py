@@ -37,6 +37,21 @@ ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # "U.S.A", "e.g": the las
 Predict = Callable[[list[list[str]]], list[list[str]]]  # windows of words -> one label per word
 
 
+@dataclass(frozen=True)
+class PunctuationOptions:
+    """The tuned values of punctuation; a sweep is replace(PunctuationOptions(), window=256)."""
+
+    # Sub-tokens per model call (the model reads at most 512), and the words two neighbouring
+    # windows share, so every word is judged with context on both sides. Not swept on a table.
+    window: int = 384
+    overlap: int = 64
+    # Windows per model call: a GPU is 2.4x faster with 64 than with 16 (H200, not kept in a
+    # table; the stage's time in the whole run: benchmarks/README.md, "A user's hour on a GPU");
+    # a CPU does not care.
+    gpu_batch: int = 64
+    cpu_batch: int = 16
+
+
 @dataclass
 class Punctuator:
     name: str  # hub id or folder, recorded in the transcript's info
@@ -84,21 +99,18 @@ def model_text(word: str) -> str:
     return re.sub(r"^\W+|\W+$", "", word).lower()
 
 
-def predict_labels(words: Sequence[str], punctuator: Punctuator, window: int = 384, overlap: int = 64,
-                   batch_size: Optional[int] = None, progress: bool = False) -> list[str]:
-    """One label per word: the mark the model puts after it ("0" for none).
-
-    `window` is a budget of sub-tokens per model call (the model reads at most 512), `overlap`
-    the words two neighbouring windows share, so that every word is judged with context on
-    both sides. Words with no letter or digit are not shown to the model and get "0".
+def predict_labels(words: Sequence[str], punctuator: Punctuator, progress: bool = False,
+                   options: Optional[PunctuationOptions] = None) -> list[str]:
+    """One label per word: the mark the model puts after it ("0" for none), read in overlapping
+    windows (`options`). Words with no letter or digit are not shown to the model and get "0".
     """
-    # A GPU is 2.4x faster with 64 windows a call than with 16 (H200); a CPU does not care.
-    batch_size = batch_size or (64 if punctuator.device == "cuda" else 16)
+    options = options or PunctuationOptions()
+    batch_size = options.gpu_batch if punctuator.device == "cuda" else options.cpu_batch
     texts = [model_text(w) for w in words]
     kept = [i for i, text in enumerate(texts) if text]
     shown = [texts[i] for i in kept]
     found = windowed_labels(shown, token_counts(shown, punctuator), lambda batch: _predict(batch, punctuator),
-                            window, overlap, batch_size, progress)
+                            options.window, options.overlap, batch_size, progress)
     labels = ["0"] * len(words)
     for i, label in zip(kept, found, strict=True):
         labels[i] = label
@@ -138,8 +150,8 @@ def plan_windows(sizes: Sequence[int], window: int, overlap: int) -> list[range]
 
 
 def windowed_labels(words: Sequence[str], sizes: Sequence[int], predict: Predict, window: int, overlap: int,
-                    batch_size: int = 16, progress: bool = False) -> list[str]:
-    """Run `predict` over overlapping windows, in batches. A word seen by two windows keeps
+                    batch_size: int, progress: bool = False) -> list[str]:
+    """Run `predict` over overlapping windows (`batch_size` a call). A word seen by two windows keeps
     the label from the one where it sits further from an edge, where the model saw more
     context, so nothing is judged at a cut."""
     spans = plan_windows(sizes, window, overlap)
@@ -240,7 +252,8 @@ def capitalise(text: str) -> str:
 
 
 # --- the stage -----------------------------------------------------------------------------------
-def punctuate(t: Transcript, punctuator: Optional[Punctuator], progress: bool = False) -> Transcript:
+def punctuate(t: Transcript, punctuator: Optional[Punctuator], progress: bool = False,
+              options: Optional[PunctuationOptions] = None) -> Transcript:
     """Restore punctuation and sentence capitals in the words and phrases of a transcript.
 
     Languages the model does not cover (or no model) keep Whisper's punctuation. Word times,
@@ -249,7 +262,7 @@ def punctuate(t: Transcript, punctuator: Optional[Punctuator], progress: bool = 
     if punctuator is None or t.language not in PUNCTUATION_LANGUAGES:
         return replace(t, info={**t.info, "punctuation": "whisper"})
     originals = [w.text for w in t.words]
-    texts = iter(apply_labels(originals, predict_labels(originals, punctuator, progress=progress)))
+    texts = iter(apply_labels(originals, predict_labels(originals, punctuator, progress, options)))
     phrases = []
     for phrase in t.phrases:
         words = [replace(w, text=next(texts)) for w in phrase.words]
