@@ -109,10 +109,10 @@ def main() -> None:
     model_s = 0.0
     model_log_probs = align_module.model_log_probs
 
-    def timed(aligner_, samples):
+    def timed(aligner_, samples, options=None):
         nonlocal model_s
         t = time.perf_counter()
-        out = model_log_probs(aligner_, samples)  # returns on the CPU, so the GPU work is done
+        out = model_log_probs(aligner_, samples, options)  # returns on the CPU, so the GPU work is done
         model_s += time.perf_counter() - t
         return out
 

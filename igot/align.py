@@ -54,10 +54,19 @@ ALIGN_MODELS: dict[str, str] = {
     "bg": "anuragshas/wav2vec2-large-xls-r-300m-bg",
 }
 
-PAD_S = 0.5  # audio taken on each side of a phrase: Whisper's times can be this far off
-CHUNK_S = 30.0  # longest audio given to the model at once, so memory stays bounded
-CONTEXT_S = 1.0  # audio either side of a chunk that the model hears but whose frames are dropped
 MIN_SAMPLES = 400  # wav2vec2's receptive field: shorter input gives no frame
+
+
+@dataclass(frozen=True)
+class AlignOptions:
+    """The tuned values of word timing; a sweep is replace(AlignOptions(), pad_seconds=1.0).
+    None of them was swept on a table; the stage's time and memory with them: benchmarks/README.md,
+    "A user's hour on a GPU" and "Word timing alone"."""
+
+    pad_seconds: float = 0.5  # audio taken on each side of a phrase: Whisper's times can be this far off
+    chunk_seconds: float = 30.0  # longest audio given to the model at once, so memory stays bounded
+    context_seconds: float = 1.0  # audio either side of a chunk that the model hears but whose frames are dropped
+    batch: int = 16  # chunks heard together when the whole recording is heard at once (on a GPU)
 
 
 @dataclass
@@ -249,6 +258,7 @@ def align(
     aligner: Optional[Aligner],
     progress: bool = False,
     whole: Optional[bool] = None,
+    options: Optional[AlignOptions] = None,
 ) -> Transcript:
     """Give every word the start and end that the alignment model hears; text is unchanged.
 
@@ -276,16 +286,16 @@ def align(
     if aligner.device == "cuda" if whole is None else whole:
         # On a GPU (or when `whole`), hear the whole recording once in batches of chunks (one phrase at a time
         # leaves it idle), keep the frames (~30 MB an hour) and cut each phrase's out of them.
-        frames = recording_log_probs(aligner, read, duration)
+        frames = recording_log_probs(aligner, read, duration, options)
         hop = round(aligner.frame_s * SAMPLE_RATE)
 
         def emissions(start: int, end: int) -> torch.Tensor:
             return frames[start // hop: -(-end // hop)]
     else:
         def emissions(start: int, end: int) -> torch.Tensor:
-            return model_log_probs(aligner, read(start / SAMPLE_RATE, end / SAMPLE_RATE))
+            return model_log_probs(aligner, read(start / SAMPLE_RATE, end / SAMPLE_RATE), options)
 
-    return align_with(t, emissions, aligner, duration, progress)
+    return align_with(t, emissions, aligner, duration, progress, options)
 
 
 def align_with(
@@ -294,18 +304,20 @@ def align_with(
     aligner: Aligner,
     duration: float,
     progress: bool = False,
+    options: Optional[AlignOptions] = None,
 ) -> Transcript:
     """`align` with the frames coming from `emissions(start_sample, end_sample)` -> [frames, classes].
 
     Phrase windows never start before the previous phrase's last word ends, so phrases never
     overlap; every word ends with start <= end, in order, inside [0, duration].
     """
+    pad = (options or AlignOptions()).pad_seconds
     phrases = []
     floor = 0.0  # where the previous phrase's words end
     for phrase in tqdm(t.phrases, desc="Aligning words", unit="phrase", disable=not progress, leave=False):
         words = None
-        start = max(floor, phrase.start - PAD_S)
-        end = min(duration, phrase.end + PAD_S)
+        start = max(floor, phrase.start - pad)
+        end = min(duration, phrase.end + pad)
         hop = round(aligner.frame_s * SAMPLE_RATE)
         first, last = int(start * SAMPLE_RATE) // hop * hop, int(end * SAMPLE_RATE)  # on a frame boundary
         if phrase.words and last > first:
@@ -415,12 +427,13 @@ def _in_order(words: list[Word], floor: float, duration: float) -> list[Word]:
 
 @torch.inference_mode()
 def recording_log_probs(aligner: Aligner, read: Callable[[float, float], np.ndarray], duration: float,
-                        batch: int = 16) -> torch.Tensor:
-    """model_log_probs of a whole recording, its CHUNK_S chunks (each with CONTEXT_S either side)
-    run `batch` at a time; chunks of equal length go together, so nothing is padded."""
+                        options: Optional[AlignOptions] = None) -> torch.Tensor:
+    """model_log_probs of a whole recording, its chunks (options.chunk_seconds, each heard with
+    options.context_seconds either side) run options.batch at a time; chunks of equal length go
+    together, so nothing is padded."""
+    options = options or AlignOptions()
+    step, context = _chunk_and_context(aligner, options)
     ratio = round(aligner.frame_s * SAMPLE_RATE)
-    step = int(CHUNK_S * SAMPLE_RATE) // ratio * ratio
-    context = int(CONTEXT_S * SAMPLE_RATE) // ratio * ratio
     total = int(duration * SAMPLE_RATE)
     chunks = []  # (start, audio heard, frames to drop at its left)
     for start in range(0, max(total, 1), step):
@@ -433,8 +446,8 @@ def recording_log_probs(aligner: Aligner, read: Callable[[float, float], np.ndar
     frames: dict[int, torch.Tensor] = {}
     for length in {len(c[1]) for c in chunks}:
         same = [c for c in chunks if len(c[1]) == length]
-        for i in range(0, len(same), batch):
-            group = same[i: i + batch]
+        for i in range(0, len(same), options.batch):
+            group = same[i: i + options.batch]
             with torch.inference_mode():
                 logits = aligner.model(torch.stack([c[1] for c in group]).to(aligner.device, aligner.model.dtype)).logits
             for (start, _, drop), row in zip(group, logits):
@@ -442,18 +455,18 @@ def recording_log_probs(aligner: Aligner, read: Callable[[float, float], np.ndar
     return torch.cat([frames[start] for start, _, _ in chunks])
 
 
-def model_log_probs(aligner: Aligner, samples: np.ndarray) -> torch.Tensor:
+def model_log_probs(aligner: Aligner, samples: np.ndarray, options: Optional[AlignOptions] = None) -> torch.Tensor:
     """Log-probabilities [frames, classes] (CPU, float32) for 16 kHz samples.
 
-    Long audio goes through the model in chunks of CHUNK_S, each heard with CONTEXT_S of
-    audio either side; chunk edges fall on frame boundaries so frame i is always at i * frame_s.
+    Long audio goes through the model in chunks of options.chunk_seconds, each heard with
+    options.context_seconds of audio either side; chunk edges fall on frame boundaries so frame
+    i is always at i * frame_s.
     """
     x = torch.from_numpy(np.ascontiguousarray(samples, dtype=np.float32))
     if aligner.normalize:
         x = (x - x.mean()) / torch.sqrt(x.var(correction=0) + 1e-7)
     ratio = round(aligner.frame_s * SAMPLE_RATE)
-    step = int(CHUNK_S * SAMPLE_RATE) // ratio * ratio
-    context = int(CONTEXT_S * SAMPLE_RATE) // ratio * ratio
+    step, context = _chunk_and_context(aligner, options or AlignOptions())
     dtype = aligner.model.dtype
     out = []
     for start in range(0, max(len(x), 1), step):
@@ -464,3 +477,10 @@ def model_log_probs(aligner: Aligner, samples: np.ndarray) -> torch.Tensor:
         keep = logits[(start - left) // ratio :][: step // ratio]
         out.append(keep.float().log_softmax(dim=-1).cpu())
     return torch.cat(out)
+
+
+def _chunk_and_context(aligner: Aligner, options: AlignOptions) -> tuple[int, int]:
+    """Samples in a chunk and heard either side of it, each a whole number of frames."""
+    ratio = round(aligner.frame_s * SAMPLE_RATE)
+    return (int(options.chunk_seconds * SAMPLE_RATE) // ratio * ratio,
+            int(options.context_seconds * SAMPLE_RATE) // ratio * ratio)

@@ -305,15 +305,13 @@ def test_tiny_model_through_load_aligner(tiny_model, conversation):
     assert [(w.start, w.end) for w in aligned.words] != [(w.start, w.end) for w in t.words]  # it did align
 
 
-def test_long_phrase_goes_through_the_model_in_chunks(tiny_model, monkeypatch):
-    from igot import align as align_module
+def test_long_phrase_goes_through_the_model_in_chunks(tiny_model):
+    from igot.align import AlignOptions, model_log_probs
 
     aligner = load_aligner("en", model=str(tiny_model), device="cpu")
     samples = np.random.default_rng(0).normal(0, 0.1, SAMPLE_RATE * 7).astype(np.float32)
-    whole = align_module.model_log_probs(aligner, samples)
-    monkeypatch.setattr(align_module, "CHUNK_S", 2.0)
-    monkeypatch.setattr(align_module, "CONTEXT_S", 0.5)
-    chunked = align_module.model_log_probs(aligner, samples)
+    whole = model_log_probs(aligner, samples)
+    chunked = model_log_probs(aligner, samples, AlignOptions(chunk_seconds=2.0, context_seconds=0.5))
     assert abs(len(chunked) - len(whole)) <= 1  # frame i stays at i * 20 ms
     assert len(whole) == pytest.approx(7 / 0.02, abs=2)
 
@@ -343,12 +341,12 @@ def sf_duration(wav) -> float:
 def test_whole_recording_in_batches_gives_the_same_frames(tiny_model, conversation):
     """The GPU path hears the recording once, in batches of chunks, and cuts each phrase's frames
     out of it: the frames are those of one pass over the whole recording."""
-    from igot.align import model_log_probs, recording_log_probs
+    from igot.align import AlignOptions, model_log_probs, recording_log_probs
     from igot.audio import load_audio, read_window, wav_duration
 
     wav, spoken = conversation
     aligner = load_aligner("en", model=str(tiny_model), device="cpu")
-    whole = recording_log_probs(aligner, lambda a, b: read_window(wav, a, b), wav_duration(wav), batch=3)
+    whole = recording_log_probs(aligner, lambda a, b: read_window(wav, a, b), wav_duration(wav), AlignOptions(batch=3))
     one_go = model_log_probs(aligner, load_audio(wav))
     assert whole.shape == one_go.shape and torch.allclose(whole, one_go, atol=1e-4)
     t = whisper_like([Word(w.text, w.start, w.end) for w in spoken], shift=0.3)
