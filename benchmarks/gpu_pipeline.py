@@ -8,8 +8,8 @@ summary's Gemma 3 1B), then `igot.pipeline.run` does what a default run does to 
 loading each model itself and freeing it before the next, as a user's run does. Whisper decodes
 exactly --tokens tokens per 30 s window (about 3 a second, what real speech gives), each one a
 word, so the later stages see a real hour's ~9,000 words. The random summary model never stops
-early: every row writes its full MAX_NEW_TOKENS (the worst case). Prints one row per stage with
-its time (model loading included) and peak GPU memory, then openai-whisper side by side.
+early: every row writes its full SummaryOptions.max_new_tokens (the worst case). Prints one row
+per stage with its time (model loading included) and peak GPU memory, then openai-whisper side by side.
 
     python benchmarks/gpu_pipeline.py --audio speech.wav --tokenizer DIR [--minutes 60] [--summary-tokenizer GEMMA_DIR]
         [--whisper large-v3-turbo] [--one-after-the-other]
@@ -41,7 +41,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from igot.audio import SAMPLE_RATE  # noqa: E402
 from igot.pipeline import Models, RunOptions, run, work_dir_for  # noqa: E402
-from igot.summarize import MAX_NEW_TOKENS  # noqa: E402
+from igot.summarize import SummaryOptions  # noqa: E402
 from tests.long_transcript import long_interview  # noqa: E402
 from tests.tiny_models import (SENTENCES, TINY, gemma3_config, gemma_tokenizer, save_random_whisper,  # noqa: E402
                                whisper_tokenizer)
@@ -210,7 +210,8 @@ def main() -> None:
         summary = t.info.get("summary", {})
         print(f"\nWhisper {args.whisper}, {args.minutes:g} min of audio: {len(t.words)} words, {len(t.phrases)} phrases, "
               f"{len(t.speakers)} speakers; summary: {summary.get('chunks')} chunks, {summary.get('generate_calls')} "
-              f"generate calls of {MAX_NEW_TOKENS} new tokens each row (random weights never stop early: the worst case)")
+              f"generate calls of {SummaryOptions().max_new_tokens} new tokens each row "
+              "(random weights never stop early: the worst case)")
         timings = t.info.get("timings", {})
         beside = "waiting_for_speakers" in timings
         peak = max(r["peak_gib"] for r in meter.rows)

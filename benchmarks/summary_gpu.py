@@ -31,7 +31,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from igot.summarize import BATCH, LLM, MAX_CONTEXT, MAX_NEW_TOKENS, render, summarize, transcript_pieces  # noqa: E402
+from igot.summarize import LLM, SummaryOptions, render, summarize, transcript_pieces  # noqa: E402
 from tests.long_transcript import long_interview  # noqa: E402
 
 # Gemma 3's chat template, as its tokenizer_config.json has it for a user turn (no system turn).
@@ -110,7 +110,7 @@ def run(t, tokenizer, dtype: torch.dtype, device: str, context: int, max_new_tok
     # The first generate in a process loads CUDA kernels (tens of seconds on an H100): not the stage's time.
     llm.generate("Warm-up.", 8)
     started = time.perf_counter()
-    out = summarize(t, llm, max_new_tokens=max_new_tokens, max_context=context, batch=batch)
+    out = summarize(t, llm, options=SummaryOptions(max_context=context, max_new_tokens=max_new_tokens, batch=batch))
     if device == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - started
@@ -126,9 +126,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--dtypes", default="float32,bfloat16")
-    parser.add_argument("--contexts", default=str(MAX_CONTEXT), help="max_context values, comma-separated")
-    parser.add_argument("--max-new-tokens", type=int, default=MAX_NEW_TOKENS)
-    parser.add_argument("--batches", default=str(BATCH), help="chunks per generate call, comma-separated (1: before)")
+    defaults = SummaryOptions()
+    parser.add_argument("--contexts", default=str(defaults.max_context), help="max_context values, comma-separated")
+    parser.add_argument("--max-new-tokens", type=int, default=defaults.max_new_tokens)
+    parser.add_argument("--batches", default=str(defaults.batch), help="chunks per generate call, comma-separated (1: before)")
     parser.add_argument("--tokenizer", type=Path, help="a saved tokenizer folder (see --save-tokenizer)")
     parser.add_argument("--save-tokenizer", type=Path, help="save Gemma 3's tokenizer here and stop")
     parser.add_argument("--tiny", action="store_true", help="a few-MB model of the same layer pattern")

@@ -36,16 +36,30 @@ from igot.transcript import Citation, SummaryPoint, Transcript
 # float32). Google trained the 1B mainly on English; gemma-3-4b-it (140 languages) needs 16 GB in
 # float32, so it is for larger GPUs (L4, A100). Gated on Hugging Face: accept the licence once.
 DEFAULT_LLM = "google/gemma-3-1b-it"
-# Tokens per call. Small models lose the thread in longer inputs, and memory grows faster than
-# the prompt: Gemma 3 1B in float32 peaks at 6.2 GB with 8192 tokens, 19 GB with a whole hour
-# (19k tokens) at once, more than a T4 has (benchmarks/summary_gpu.py, H100).
-MAX_CONTEXT = 8192
-MAX_NEW_TOKENS = 768  # room for about 15 bullets with their times
-# Chunks summarised together in one generate call: a one-hour interview is 3-4 chunks, so its map
-# step is one decode loop. Four rows of 8192 tokens fit a T4 beside Gemma 3 1B in float32.
-BATCH = 4
-TIME_TOLERANCE = 3.0  # seconds a cited time may fall before a phrase start (times are floored, models round)
-QUOTE_MATCH = 0.8  # share of a quote's words found in order: Whisper's spelling, dropped fillers
+
+
+@dataclass(frozen=True)
+class SummaryOptions:
+    """The tuned values of the summary; a sweep is replace(SummaryOptions(), batch=1)."""
+
+    # Tokens per call (None: the model's own context). Small models lose the thread in longer
+    # inputs, and memory grows faster than the prompt: Gemma 3 1B in float32 peaks at 6.2 GB with
+    # 8192 tokens, 19 GB with a whole hour (19k tokens) at once, more than a T4 has
+    # (docs/findings.md, "Summary chunks: 8,192 tokens, several in one call").
+    max_context: Optional[int] = 8192
+    # Room for about 15 bullets with their times. Not swept; the stage's time with it:
+    # benchmarks/README.md, "The summary stage alone".
+    max_new_tokens: int = 768
+    # Chunks summarised together in one generate call: a one-hour interview is 3-4 chunks, so its
+    # map step is one decode loop; four rows of 8192 tokens fit a T4 beside Gemma 3 1B in float32
+    # (docs/findings.md, "Summary chunks"; `benchmarks/summary_gpu.py --batches 1,4` times it).
+    batch: int = 4
+    # Seconds a cited time may fall before a phrase start (times are floored, models round), and
+    # the share of a quote's words found in order (Whisper's spelling, dropped fillers). Not
+    # measured on a table: tests/test_summarize.py holds the cases they were set on.
+    time_tolerance: float = 3.0
+    quote_match: float = 0.8
+
 
 DEFAULT_PROMPT = """\
 You help a product team learn from a user interview: "{name}".
@@ -409,24 +423,25 @@ def summarize(
     t: Transcript,
     llm: LLM,
     prompt: str = DEFAULT_PROMPT,
-    max_new_tokens: int = MAX_NEW_TOKENS,
-    max_context: Optional[int] = MAX_CONTEXT,
     merge_prompt: str = MERGE_PROMPT,
     progress: bool = False,
-    batch: int = BATCH,
+    options: Optional[SummaryOptions] = None,
 ) -> Transcript:
     """t with its summary (t.summary): bullets whose cited times are checked and linked, whose
     quotes are looked up; t.info["summary"] says how (model, context, chunks, calls, seconds).
 
-    The transcript goes in whole when it fits `max_context` tokens (or the model's own context,
-    if smaller) with the prompt and an answer of `max_new_tokens`; else in chunks cut between
-    phrases, whose summaries the model then merges with `merge_prompt`. Up to `batch` chunks are
-    summarised together in one generate call (the same answers as one by one, in less time)."""
+    The transcript goes in whole when it fits options.max_context tokens (or the model's own
+    context, if smaller) with the prompt and an answer of options.max_new_tokens; else in chunks
+    cut between phrases, whose summaries the model then merges with `merge_prompt`. Up to
+    options.batch chunks are summarised together in one generate call (the same answers as one by
+    one, in less time)."""
+    options = options or SummaryOptions()
+    max_new_tokens, batch = options.max_new_tokens, options.batch
     check_prompt(prompt)
     if "{summaries}" not in merge_prompt:
         raise IgotError("The merge prompt has no {summaries} placeholder.", "Write {summaries} where the partial summaries go.")
     started = time.perf_counter()
-    context = min(llm.context, max_context or llm.context)
+    context = min(llm.context, options.max_context or llm.context)
     limit = context - max_new_tokens  # what one prompt may take, chat template included
     budget = limit - len(llm.prompt_ids(fill_prompt(prompt, t, ""))) - 8  # 8: joins between pieces
     if budget < 64:
@@ -455,7 +470,7 @@ def summarize(
     parts = [Part(chunk[0].start, t.phrases[chunk[-1].phrase].end, answer) for chunk, answer in zip(chunks, answers)]
     answer = merge(t, parts, llm, merge_prompt, limit, max_new_tokens, ask, bar)
     bar.close()
-    points = check_points(t, parse_bullets(answer))
+    points = check_points(t, parse_bullets(answer), options)
     info = {**t.info, "summary": {"model": llm.name, "context": context, "chunks": len(chunks),
                                   "generate_calls": calls, "batch": batch, "seconds": round(time.perf_counter() - started, 2)}}
     return replace(t, summary=points, info=info)
@@ -553,18 +568,18 @@ def parse_time(text: str) -> Optional[float]:
     return float(h * 3600 + m * 60 + s)
 
 
-def check_points(t: Transcript, bullets: list[str]) -> list[SummaryPoint]:
-    return [check_point(t, bullet) for bullet in bullets]
+def check_points(t: Transcript, bullets: list[str], options: Optional[SummaryOptions] = None) -> list[SummaryPoint]:
+    return [check_point(t, bullet, options) for bullet in bullets]
 
 
-def check_point(t: Transcript, bullet: str) -> SummaryPoint:
+def check_point(t: Transcript, bullet: str, options: Optional[SummaryOptions] = None) -> SummaryPoint:
     """The bullet's times matched to phrases (the rest removed), its quotes looked up."""
     citations: list[Citation] = []
     removed: list[str] = []
     for match in CITATION.finditer(bullet):
         for written in re.findall(TIME, match.group()):
             seconds = parse_time(written)
-            index = find_phrase(t, seconds) if seconds is not None else None
+            index = find_phrase(t, seconds, options) if seconds is not None else None
             if index is None:
                 removed.append(f"[{written}]")
             else:
@@ -572,7 +587,7 @@ def check_point(t: Transcript, bullet: str) -> SummaryPoint:
     text = _tidy(CITATION.sub("", bullet))
     unverified = []
     for quote, speaker in quotes_with_speakers(t, text):
-        index = find_quote(t, quote, speaker)
+        index = find_quote(t, quote, speaker, options)
         if index is None:
             unverified.append(quote)
         else:  # a quote found is evidence too: link it to where it was said
@@ -598,10 +613,10 @@ def _tidy(text: str) -> str:
     return re.sub(r"([.,;:])\1+", r"\1", text).strip(" ,;:-–—")
 
 
-def find_phrase(t: Transcript, seconds: float, tolerance: float = TIME_TOLERANCE) -> Optional[int]:
+def find_phrase(t: Transcript, seconds: float, options: Optional[SummaryOptions] = None) -> Optional[int]:
     """The phrase said at `seconds` (a time shown floored, so its whole second counts), else the one
-    starting nearest to it within `tolerance` seconds; None when nobody speaks then."""
-    nearest, distance = None, tolerance
+    starting nearest to it within options.time_tolerance seconds; None when nobody speaks then."""
+    nearest, distance = None, (options or SummaryOptions()).time_tolerance
     for i, p in enumerate(t.phrases):
         if not clean_text(p.text):
             continue
@@ -652,7 +667,8 @@ def _speaker_names(t: Transcript) -> list[tuple[str, list[str]]]:
     return names + extra
 
 
-def find_quote(t: Transcript, quote: str, speaker: Optional[str] = None) -> Optional[int]:
+def find_quote(t: Transcript, quote: str, speaker: Optional[str] = None,
+               options: Optional[SummaryOptions] = None) -> Optional[int]:
     """The phrase where the quote starts, when its words were said in order (by `speaker`, when
     given); None when not found. A model that skipped words with "..." gives fragments: each one
     must be found."""
@@ -662,18 +678,18 @@ def find_quote(t: Transcript, quote: str, speaker: Optional[str] = None) -> Opti
         return 0 if t.phrases else None
     first = None
     for fragment in fragments:
-        index = _find_words(t, fragment, speaker)
+        index = _find_words(t, fragment, speaker, (options or SummaryOptions()).quote_match)
         if index is None:
             return None
         first = index if first is None else first
     return first
 
 
-def _find_words(t: Transcript, quote: list[str], speaker: Optional[str]) -> Optional[int]:
+def _find_words(t: Transcript, quote: list[str], speaker: Optional[str], share: float) -> Optional[int]:
     # Short quotes must be exact; longer ones may miss a word or two (fillers, Whisper's spelling),
     # within a window only a little longer than the quote, so scattered common words don't count.
     short = len(quote) < 4
-    need = len(quote) if short else math.ceil(QUOTE_MATCH * len(quote))
+    need = len(quote) if short else math.ceil(share * len(quote))
     width = len(quote) if short else len(quote) + max(2, len(quote) // 4)
     wanted = set(quote)
     for run in _runs(t, speaker):

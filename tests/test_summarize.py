@@ -38,6 +38,7 @@ from igot.summarize import (
     split_transcript,
     summarize,
     transcript_pieces,
+    SummaryOptions,
 )
 from igot.transcript import Citation, Phrase, Source, Speaker, Transcript
 from tests.long_transcript import long_interview
@@ -110,7 +111,7 @@ def test_smollm2_gguf_summary_has_bullets_with_working_links(smol: LLM):
     assert smol.chat and smol.context == 8192  # the chat template and context come from the GGUF
     assert str(smol.model.dtype) == "torch.float32" and smol.model.device.type == "cpu"
     t = long_interview(0.02, 2, seed=3)
-    out = summarize(t, smol, max_new_tokens=40)
+    out = summarize(t, smol, options=SummaryOptions(max_new_tokens=40))
     assert out.phrases == t.phrases and out.summary
     assert out.info["summary"]["chunks"] == out.info["summary"]["generate_calls"] == 1
     cited = [c for point in out.summary for c in point.citations]
@@ -126,7 +127,7 @@ def test_gemma_base_gguf_has_no_chat_template_so_reads_a_plain_prompt(gemma: LLM
     ids = gemma.prompt_ids("Resuma: {x}")
     assert ids[0] == gemma.tokenizer.bos_token_id and gemma.tokenizer.decode(ids[1:]) == "Resuma: {x}\n\n"
     t = long_interview(0.008, 2, seed=1)
-    out = summarize(t, gemma, max_new_tokens=16)
+    out = summarize(t, gemma, options=SummaryOptions(max_new_tokens=16))
     assert out.summary and out.info["summary"]["generate_calls"] == 1
     for point in out.summary:
         for c in point.citations:
@@ -149,7 +150,7 @@ def test_long_interview_in_chunks_each_seen_once_then_merged_recursively(smol: L
         return answers
 
     monkeypatch.setattr(smol, "generate_many", recording)  # our own method, wrapped; transformers runs as is
-    out = summarize(t, smol, prompt=prompt, max_new_tokens=answer_tokens, max_context=context, batch=4)
+    out = summarize(t, smol, prompt=prompt, options=SummaryOptions(max_context=context, max_new_tokens=answer_tokens, batch=4))
 
     info = out.info["summary"]
     head = fill_prompt(prompt, t, "")
@@ -235,7 +236,7 @@ def torch_float32():
 def test_batched_summary_is_the_one_by_one_summary_in_fewer_calls(tiny_gemma: LLM):
     t = long_interview(0.05, 3, seed=4)
     prompt = "Summarise in {language}:\n{transcript}"
-    runs = {b: summarize(t, tiny_gemma, prompt=prompt, max_new_tokens=12, max_context=320, batch=b,
+    runs = {b: summarize(t, tiny_gemma, prompt=prompt, options=SummaryOptions(max_context=320, max_new_tokens=12, batch=b),
                          merge_prompt="Merge:\n{summaries}") for b in (1, 4)}
     one, four = runs[1].info["summary"], runs[4].info["summary"]
     assert one["chunks"] == four["chunks"] >= 5
@@ -391,7 +392,7 @@ def test_prompt_placeholders_and_prompt_files(tmp_path: Path):
 
 def test_a_context_too_small_for_prompt_and_answer_is_an_error(smol: LLM):
     with pytest.raises(IgotError, match="no room for the transcript"):
-        summarize(interview(), smol, max_new_tokens=64, max_context=300)
+        summarize(interview(), smol, options=SummaryOptions(max_context=300, max_new_tokens=64))
 
 
 def test_unloadable_models_are_errors_that_say_what_to_do(tmp_path: Path):
