@@ -55,7 +55,7 @@ class RunOptions:
     force: bool = False
     progress: bool = True
     # Speaker detection beside the transcription, in its own thread. None: on a GPU with room for
-    # both models (SIDE_BY_SIDE_GIB); False: one stage after the other, the least memory.
+    # both models (BesideOptions); False: one stage after the other, the least memory.
     speakers_beside: Optional[bool] = None
     # An interview already in Google Drive: False leaves its Doc, Sheet row and kept JSON as they
     # are; client_secrets is the OAuth client file for signing in to update them.
@@ -427,20 +427,23 @@ def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, secon
 
 
 # --- speakers beside the transcription ------------------------------------------------------------
-# Memory a GPU needs to run speaker detection beside transcription and word timing: Whisper
-# large-v3 (batched) and wav2vec2 large peak at ~11 GiB on an hour, Sortformer adds up to ~4 GiB,
-# and the summary model loads only once Whisper is freed; the whole run peaked at 11.8-13.4 GiB
-# with large-v3 and 10.3 GiB with turbo (benchmarks/gpu_pipeline.py, H100). A free T4 (15 GB) runs
-# them one after the other.
-SIDE_BY_SIDE_GIB = 20
+@dataclass(frozen=True)
+class BesideOptions:
+    """When speaker detection runs beside the transcription, unless RunOptions.speakers_beside says."""
+
+    # Memory a GPU needs for it: Whisper large-v3 (batched) and wav2vec2 large peak at ~11 GiB on
+    # an hour, Sortformer adds up to ~4 GiB, and the summary model loads only once Whisper is
+    # freed; the whole run peaked at 11.8-13.4 GiB with large-v3 and 10.3 GiB with turbo
+    # (benchmarks/README.md, "A user's hour on a GPU"). A free T4 (15 GB) runs them one after the other.
+    gpu_gib: float = 20
 
 
-def side_by_side(device: str) -> bool:
+def side_by_side(device: str, options: Optional[BesideOptions] = None) -> bool:
     if device != "cuda":
         return False  # on a CPU the stages would only share the same cores
     import torch
 
-    return torch.cuda.get_device_properties(0).total_memory >= SIDE_BY_SIDE_GIB * 2**30
+    return torch.cuda.get_device_properties(0).total_memory >= (options or BesideOptions()).gpu_gib * 2**30
 
 
 class _SpeakerDetection:
