@@ -17,11 +17,11 @@ from typing import Any, Optional
 import numpy as np
 from tqdm.auto import tqdm
 
-from igot.audio import PIECE_SECONDS, SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
+from igot.audio import SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
 from igot.devices import pick_device
 from igot.errors import IgotError, install_hint
 from igot.transcript import Phrase, Source, Transcript, Word
-from igot.whisper_model import BUNDLED_PREFIX, WhisperModel, check_language
+from igot.whisper_model import BUNDLED_PREFIX, TranscriptionOptions, WhisperModel, check_language
 
 ENGINES = ("faster-whisper", "openai-whisper", "transformers")
 MODEL_NAMES = (
@@ -176,20 +176,22 @@ def transcribe(
     language: Optional[str] = None,
     vad: bool = True,
     progress: bool = True,
+    options: Optional[TranscriptionOptions] = None,
 ) -> Transcript:
     """Transcribe a 16 kHz mono WAV. Phrases are Whisper's segments, each with timed words."""
+    options = options or TranscriptionOptions()
     check_language(whisper_model.name, language)
     source = source or Source(title=Path(audio_path).stem, path=str(audio_path))
     # A long recording is read and transcribed piece by piece (cut in silences), so memory stays
-    # flat however long the interview; the first piece's language holds for the rest.
-    # On a GPU, longer pieces keep its batches full (RAM is not what limits a GPU run).
-    length = PIECE_SECONDS * 3 if whisper_model.device == "cuda" else None
+    # flat however long the interview; the first piece's language holds for the rest. On a GPU,
+    # longer pieces keep its batches full (options.gpu_piece_seconds).
+    length = options.gpu_piece_seconds if whisper_model.device == "cuda" else None
     cuts = pieces(audio_path, length) if is_speech_wav(Path(audio_path)) else [(0.0, None)]
     phrases: list[Phrase] = []
     detected = language
     for start, end in cuts:
         audio = read_window(audio_path, start, end) if end is not None else load_audio(audio_path)
-        found, detected = _transcribe_audio(whisper_model, audio, language or detected, vad, progress)
+        found, detected = _transcribe_audio(whisper_model, audio, language or detected, vad, progress, options)
         phrases += [_shifted(p, start, end) for p in found] if end is not None else found
     duration = cuts[-1][1] if cuts[-1][1] is not None else len(audio) / SAMPLE_RATE
     info = {
@@ -201,13 +203,14 @@ def transcribe(
     return Transcript(source=source, language=language or detected, duration=duration, phrases=phrases, info=info)
 
 
-def _transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress) -> tuple[list[Phrase], Optional[str]]:
+def _transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress,
+                      options: TranscriptionOptions) -> tuple[list[Phrase], Optional[str]]:
     if wm.engine == "faster-whisper":
-        return _faster_whisper(wm, audio, language, vad, progress, len(audio) / SAMPLE_RATE)
+        return _faster_whisper(wm, audio, language, vad, progress, len(audio) / SAMPLE_RATE, wm.windows_per_batch(options))
     if wm.engine == "transformers":
         from igot import whisper_transformers
 
-        return whisper_transformers.transcribe_audio(wm, audio, language, vad, progress)
+        return whisper_transformers.transcribe_audio(wm, audio, language, vad, progress, options)
     return _openai_whisper(wm, audio, language, vad, progress)
 
 
@@ -220,7 +223,7 @@ def _shifted(phrase: Phrase, offset: float, limit: float) -> Phrase:
     return replace(phrase, start=at(phrase.start), end=at(phrase.end), words=words)
 
 
-def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration):
+def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration, batch_size: int):
     options = dict(language=language, word_timestamps=True)
     with tqdm(total=round(duration, 1), unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
         if not vad or not (wm.batch_size or wm.device == "cuda"):
@@ -230,7 +233,6 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
 
         # Batched decoding (the fast path) needs VAD to cut the audio into chunks of speech.
         batched = BatchedInferencePipeline(model=wm.model)
-        batch_size = wm.windows_per_batch
         segments, info = batched.transcribe(audio, batch_size=batch_size, **options)
         phrases = _collect(segments, bar, duration)
         language = language or info.language

