@@ -92,7 +92,7 @@ def test_missing_model_is_a_clear_error(tmp_path):
 
 def test_without_nemo_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "nemo.collections.asr.models", None)  # makes the import fail
-    with pytest.raises(IgotError, match=r"pip install 'igot\[nemo\]'"):
+    with pytest.raises(IgotError, match=r"pip install 'igot-interviews\[nemo\]'"):
         load_sortformer(device="cpu")
 
 
