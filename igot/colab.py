@@ -17,7 +17,8 @@ import numpy as np
 from igot import export, outputs, speakers
 from igot.audio import SAMPLE_RATE, read_window
 from igot.errors import IgotError
-from igot.pipeline import Models, RunOptions, RunResult, run
+from igot.pipeline import OUT_DIR, Models, RunOptions, RunResult, run
+from igot.transcribe import GPU_MODEL
 from igot.transcript import Transcript
 
 
@@ -144,7 +145,7 @@ def _drive_file(path: str) -> str:
     return str(candidate)
 
 
-def run_interview(source: str, name: str = "", language: str = "auto", model: str = "large-v3",
+def run_interview(source: str, name: str = "", language: str = "auto", model: str = GPU_MODEL,
                   engine: str = "auto", speakers_count: int = 0, word_timing: bool = True,
                   punctuation: bool = True, speaker_detection: str = "auto", out_dir: Optional[Path] = None) -> RunResult:
     """The whole pipeline with progress bars; prints the summary line with the real-time factor."""
@@ -158,7 +159,7 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
         engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,
         diarizer=speaker_detection, summary=False,  # the notebook summarises after the speakers are named
     )
-    result = run(source, Path(out_dir or workspace() / "igot-output"), options, models=Models(), log=print)
+    result = run(source, Path(out_dir or workspace() / OUT_DIR), options, models=Models(), log=print)
     print(summary_line(result))
     return result
 
@@ -191,7 +192,7 @@ def _place(result: RunResult) -> tuple[Path, str]:
     if result.files:
         path = next(iter(result.files.values()))
         return path.parent, path.stem
-    return workspace() / "igot-output", export.slugify(result.transcript.source.title)
+    return workspace() / OUT_DIR, export.slugify(result.transcript.source.title)
 
 
 def name_speakers(result: RunResult, names: str) -> RunResult:
@@ -304,7 +305,7 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
     if not query.strip():
         print('Type words to search for (accents and case do not matter), or "an exact phrase" in quotes.')
         return []
-    folders = [Path(out_dir or workspace() / "igot-output")]
+    folders = [Path(out_dir or workspace() / OUT_DIR)]
     if drive_folder.strip():
         from igot.gdoc import credentials, drive_service, fetch_transcripts
 

