@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from igot import audio, diarize, export, hub, outputs, source, speakers, transcribe
+from igot import audio, diarize, export, hub, outputs, source, speakers, transcribe, voices
 from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
@@ -60,6 +60,9 @@ class RunOptions:
     # are; client_secrets is the OAuth client file for signing in to update them.
     drive: bool = True
     client_secrets: Optional[Path] = None
+    # Voices remembered in this library (igot.voices): recognise them, and remember the voices of
+    # the speakers named. False: neither, for this run.
+    voices: bool = True
 
 
 @dataclass
@@ -240,6 +243,7 @@ def run(
 
     # 6. Words to speakers (sentence by sentence), names, links, exports
     transcript = speakers.assign_speakers(replace(transcript, source=src), turns)
+    transcript = voices.recognise_speakers(transcript, wav, out_dir, lambda: models.diarizer(device), options.voices, log=log)
     if names:
         transcript = speakers.name_speakers(transcript, names)
     transcript = speakers.add_links(transcript)
@@ -261,7 +265,8 @@ def run(
             return RunResult(transcript, {}, seconds, wav)
         log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     # The files, the library page and, for an interview already in Drive, its Doc and Sheet row.
-    saved = outputs.save(transcript, out_dir, stem, drive=options.drive, client_secrets=options.client_secrets, log=log)
+    saved = outputs.save(transcript, out_dir, stem, drive=options.drive, client_secrets=options.client_secrets, log=log,
+                         voices=options.voices, diarizer=lambda: models.diarizer(device))
     return RunResult(saved.transcript, saved.files, seconds, wav)
 
 
