@@ -1,4 +1,4 @@
-"""Command line: `igot run SOURCE …`, `igot demo`, `igot index` and `igot search QUERY`."""
+"""Command line: `igot run SOURCE …`, `igot demo`, `igot index`, `igot search QUERY`, `igot rename` and `igot voices`."""
 
 from __future__ import annotations
 
@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
     r.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
     r.add_argument("--no-drive", action="store_true", help="an interview already in Google Drive: leave its Doc and Sheet row as they are")
+    r.add_argument("--no-voices", dest="voices", action="store_false",
+                   help="neither recognise the voices this folder remembers nor remember the voices of the speakers named")
     _common(r)
 
     d = sub.add_parser("demo", help="run the whole pipeline on a bundled sample with small offline models")
@@ -82,6 +84,19 @@ def _library_parsers(sub) -> None:
     n.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     n.add_argument("--no-drive", action="store_true", help="leave the interview's Google Doc and Sheet row as they are")
     n.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
+    n.add_argument("--no-voices", dest="voices", action="store_false", help="do not remember the voices of the speakers named")
+    v = sub.add_parser("voices", help="the voices this output folder remembers: list them, forget one, rename one")
+    actions = v.add_subparsers(dest="action")
+    f = actions.add_parser("forget", help="delete a person's remembered voice (here and in the Drive folders it was copied to)")
+    f.add_argument("name", help="the person's name, as igot voices lists it")
+    m = actions.add_parser("rename", help="give a remembered person another name (joined with anyone who already has it)")
+    m.add_argument("old", help="the name as igot voices lists it")
+    m.add_argument("new", help="the new name")
+    for p in (v, f, m):
+        p.add_argument("--out", type=Path, default=Path("igot-output"), help="output folder (default: igot-output)")
+    for p in (f, m):
+        p.add_argument("--no-drive", action="store_true", help="change only this folder's copy, not the one in Google Drive")
+        p.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
 
 
 def library_command(args: argparse.Namespace) -> int:
@@ -131,7 +146,7 @@ def rename_command(args: argparse.Namespace) -> int:
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
         saved = outputs.save(name_speakers(before, parse_names(args.names)), path.parent, path.stem,
-                             drive=not args.no_drive, client_secrets=args.client_secrets, log=print)
+                             drive=not args.no_drive, client_secrets=args.client_secrets, log=print, voices=args.voices)
     except DriveUnchanged as exc:
         print(f"igot: {exc} {NO_DRIVE}", file=sys.stderr)
         return 2
@@ -139,13 +154,59 @@ def rename_command(args: argparse.Namespace) -> int:
         print(f"igot: {exc}", file=sys.stderr)
         return 2
     t = saved.transcript
-    print("Speakers: " + ", ".join(f"{s.id[1:]} = {s.name}" for s in t.speakers))
+    print("Speakers: " + ", ".join(f"{s.id[1:]} = {t.speaker_name(s.id)}" for s in t.speakers))
     if len(t.speakers) < len(before.speakers):
         print(f"{len(before.speakers)} speakers, {len(t.speakers)} names: speakers with the same name are now one person.")
     if t.summary:
         print("The summary keeps the names it was written with: igot run again (same options) writes it anew.")
     if saved.doc:
         print(f"Google Doc updated: {saved.doc}")
+    return 0
+
+
+def voices_command(args: argparse.Namespace) -> int:
+    """`igot voices`: the people whose voices the output folder remembers; `forget NAME`,
+    `rename OLD NEW`. A change reaches the copies in Google Drive too, or nothing changes."""
+    from igot import voices
+
+    path = voices.voices_path(args.out)
+    try:
+        remembered = voices.load_voices(args.out)
+        if args.action is None:
+            if not remembered.people:
+                print(f"No voices remembered in {args.out}: naming the speakers of an interview (--names, igot rename, "
+                      "the notebook's naming cell) remembers theirs.")
+                return 0
+            print(f"Voices remembered in {args.out} ({path}):")
+            for p in sorted(remembered.people, key=lambda p: p.name.casefold()):
+                titles = ", ".join(dict.fromkeys(h.title for h in p.heard))
+                print(f"  {p.name}: {p.seconds:.0f} s of speech, heard in {len(p.heard)} interview"
+                      f"{'s' * (len(p.heard) != 1)} ({titles})")
+            if remembered.drive:
+                print(f"A copy is kept in the .igot folder of {len(remembered.drive)} Google Drive folder"
+                      f"{'s' * (len(remembered.drive) != 1)}; forget and rename change it too.")
+            return 0
+        if args.action == "forget":
+            changed, done = voices.forget(remembered, args.name, path), f"Forgot {remembered.find(args.name).name}'s voice."
+        else:
+            changed = voices.rename(remembered, args.old, args.new, path)
+            done = f"{remembered.find(args.old).name} is now {' '.join(args.new.split())}."
+        if changed.drive and not args.no_drive:
+            from igot import gdoc
+
+            try:  # Drive first: when it cannot be changed, nothing is
+                service = gdoc.drive_service(gdoc.credentials(args.client_secrets))
+                for folder_id in changed.drive:
+                    gdoc.put_voices(service, folder_id, changed)
+            except IgotError as exc:
+                print(f"igot: the copy of the voices in Google Drive could not be changed, so nothing was: {exc} "
+                      "To change only this folder's copy, add --no-drive.", file=sys.stderr)
+                return 2
+        voices.save_voices(args.out, changed)
+    except IgotError as exc:
+        print(f"igot: {exc}", file=sys.stderr)
+        return 2
+    print(done + (" The copy in Google Drive is left as it was (--no-drive)." if changed.drive and args.no_drive else ""))
     return 0
 
 
@@ -181,6 +242,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return library_command(args)
     if args.command == "rename":
         return rename_command(args)
+    if args.command == "voices":
+        return voices_command(args)
     try:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)
@@ -194,7 +257,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
                 force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
                 # with --gdoc the Doc is brought up to date just below, once
-                drive=not (args.no_drive or args.gdoc),
+                drive=not (args.no_drive or args.gdoc), voices=args.voices,
             )
             result = run(args.source, args.out, options)
     except IgotError as exc:
@@ -216,7 +279,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:  # the files are written: the Doc, its Sheet row and Drive copy come with them, or not at all
             json_path = result.files["json"]
             saved = outputs.save(result.transcript, json_path.parent, json_path.stem, drive_folder=args.gdoc,
-                                 doc_name=args.name, client_secrets=args.client_secrets)
+                                 doc_name=args.name, client_secrets=args.client_secrets, voices=args.voices)
             print(f"Google Doc: {saved.doc}")
         except IgotError as exc:
             print(f"igot: the Google Doc was not made: {exc} The local files are written.", file=sys.stderr)
@@ -237,8 +300,10 @@ def summary_line(result: RunResult) -> str:
     html = result.files.get("html")
     if not t.phrases:
         return f"No speech found: empty transcript written to {html}." if html else "No speech found: nothing written."
+    # Names recognised from remembered voices are shown, so the user sees them before trusting them.
+    who = f" ({', '.join(t.speaker_name(s.id) for s in t.speakers)})" if any(s.recognised for s in t.speakers) else ""
     return (
-        f"Done: {format_clock(t.duration)} of audio, {len(t.speakers)} speakers, {len(t.phrases)} phrases "
+        f"Done: {format_clock(t.duration)} of audio, {len(t.speakers)} speakers{who}, {len(t.phrases)} phrases "
         f"in {result.seconds:.1f} s (real-time factor {result.real_time_factor:.2f}) -> {html}"
     )
 

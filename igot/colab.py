@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from igot import export, outputs, speakers
+from igot import export, outputs, speakers, voices
 from igot.audio import SAMPLE_RATE, read_window
 from igot.errors import IgotError
 from igot.pipeline import OUT_DIR, Models, RunOptions, RunResult, run
@@ -147,11 +147,16 @@ def _drive_file(path: str) -> str:
 
 def run_interview(source: str, name: str = "", language: str = "auto", model: str = GPU_MODEL,
                   engine: str = "auto", speakers_count: int = 0, word_timing: bool = True,
-                  punctuation: bool = True, speaker_detection: str = "auto", out_dir: Optional[Path] = None) -> RunResult:
-    """The whole pipeline with progress bars; prints the summary line with the real-time factor."""
+                  punctuation: bool = True, speaker_detection: str = "auto", out_dir: Optional[Path] = None,
+                  drive_folder: str = "") -> RunResult:
+    """The whole pipeline with progress bars; prints the summary line with the real-time factor.
+    With a Drive folder, the voices an earlier session remembered there are recognised too."""
     from igot.cli import summary_line
     from igot.devices import pick_device
 
+    out = Path(out_dir or workspace() / OUT_DIR)
+    if drive_folder.strip():
+        voices_from_drive(drive_folder, out)
     if speaker_detection == "nemo" or (speaker_detection == "auto" and pick_device() == "cuda"):
         install_nemo()
     options = RunOptions(
@@ -159,9 +164,43 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
         engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,
         diarizer=speaker_detection, summary=False,  # the notebook summarises after the speakers are named
     )
-    result = run(source, Path(out_dir or workspace() / OUT_DIR), options, models=Models(), log=print)
+    result = run(source, out, options, models=Models(), log=print)
     print(summary_line(result))
     return result
+
+
+def voices_from_drive(drive_folder: str, out: Path) -> None:
+    """The voices remembered in the Drive folder's .igot, for this session's library: Colab's disk
+    is wiped between sessions, Drive is not. A library that has its own already keeps them (they
+    go to Drive with the next change). Drive not answering costs the recognition, not the run."""
+    from igot.gdoc import credentials, drive_service, fetch_voices
+
+    if voices.voices_path(out).exists():
+        return
+    try:
+        found = fetch_voices(drive_service(credentials()), drive_folder.strip())
+    except IgotError as exc:
+        print(f"⚠ The voices remembered in Drive could not be read, so none are recognised this time: {exc}")
+        return
+    if found is not None and found.people:
+        voices.save_voices(out, found)
+        print(f"Voices remembered in “{drive_folder.strip()}”: {', '.join(p.name for p in found.people)}")
+
+
+def forget_voice(name: str, out_dir: Optional[Path] = None) -> None:
+    """Delete a remembered person's voice from this session's library and from the Drive folders
+    it was copied to (`igot voices forget NAME` in a code cell, where Colab's sign-in works)."""
+    out = Path(out_dir or workspace() / OUT_DIR)
+    remembered = voices.load_voices(out)
+    changed = voices.forget(remembered, name, voices.voices_path(out))
+    if changed.drive:
+        from igot.gdoc import credentials, drive_service, put_voices
+
+        service = drive_service(credentials())
+        for folder_id in changed.drive:
+            put_voices(service, folder_id, changed)
+    voices.save_voices(out, changed)
+    print(f"Forgot {remembered.find(name).name}'s voice" + (" here and in Drive." if changed.drive else "."))
 
 
 def speaker_clips(result: RunResult, seconds: float = 8.0) -> list[tuple[str, str, np.ndarray]]:
@@ -174,7 +213,7 @@ def speaker_clips(result: RunResult, seconds: float = 8.0) -> list[tuple[str, st
             continue
         best = max(phrases, key=lambda p: p.end - p.start)
         start = max(0.0, best.start - 0.2)
-        clips.append((speaker.name, best.text, read_window(result.audio, start, min(best.end + 0.2, start + seconds))))
+        clips.append((t.speaker_name(speaker.id), best.text, read_window(result.audio, start, min(best.end + 0.2, start + seconds))))
     return clips
 
 
@@ -201,6 +240,13 @@ def name_speakers(result: RunResult, names: str) -> RunResult:
     and, once the interview is in Drive, its Doc, Sheet row and kept JSON. Speakers given the same
     name become one: one person the speaker detection split in two."""
     if not names.strip():
+        t = result.transcript
+        if any(s.recognised for s in t.speakers):
+            print("Speakers: " + ", ".join(f"{s.id[1:]} = {t.speaker_name(s.id)}" for s in t.speakers))
+            print("Recognised from voices named in earlier interviews. Right? Type the names above (the recognised "
+                  f"ones too: {', '.join(s.name for s in t.speakers)}) and run this cell again to accept them; "
+                  "a wrong one, type the right name.")
+            return result
         print("Speakers keep their numbers; type names above and run this cell again to rename them. "
               "One person split in two? Give both the same name.")
         return result
@@ -208,7 +254,7 @@ def name_speakers(result: RunResult, names: str) -> RunResult:
     folder, stem = _place(result)
     t, kept = _summary_kept(t, folder / f"{stem}.json")
     saved = outputs.save(t, folder, stem)
-    print("Speakers: " + ", ".join(f"{s.id[1:]} = {s.name}" for s in saved.transcript.speakers))
+    print("Speakers: " + ", ".join(f"{s.id[1:]} = {saved.transcript.speaker_name(s.id)}" for s in saved.transcript.speakers))
     before, now = len(result.transcript.speakers), len(saved.transcript.speakers)
     if now < before:
         print(f"{before} speakers, {now} names: speakers with the same name are now one person.")

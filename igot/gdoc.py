@@ -41,6 +41,7 @@ from igot.export import (
     summary_items,
 )
 from igot.transcript import Phrase, SummaryPoint, Transcript
+from igot.voices import VOICES_FILE, Voices, merged, voices_from_json, voices_to_json
 
 try:
     import google.auth
@@ -655,10 +656,50 @@ def fetch_transcripts(service: Resource, folder: str, dest: Path) -> list[Path]:
     paths = []
     for f in files:
         name = Path(f["name"]).name
-        if not name.endswith(".json") or name.startswith("."):
+        if not name.endswith(".json") or name.startswith(".") or name == VOICES_FILE:  # voices are no interview
             continue
         with _drive_errors(f"download {name}"):
             data = service.files().get_media(fileId=f["id"]).execute(num_retries=RETRIES)
         (dest / name).write_bytes(data)
         paths.append(dest / name)
     return paths
+
+
+# --- the library's remembered voices, beside the interviews' JSON ---------------------------------
+def put_voices(service: Resource, folder_id: str, voices: Voices) -> Voices:
+    """Keep the library's remembered voices in the folder's .igot (igot.voices' file), so a later
+    Colab session has them. The first time in this folder, the voices already kept there join
+    them; the folder is noted in them, so that forgetting a person reaches this copy too.
+    Returns the voices as kept."""
+    kept = _find_or_create(service, KEPT_FOLDER, folder_id)
+    file_id = _find_file(service, VOICES_FILE, kept, "application/json", f"look for {VOICES_FILE} in {KEPT_FOLDER}")
+    if folder_id not in voices.drive:
+        if file_id:
+            with _drive_errors(f"read {VOICES_FILE} in Drive"):
+                there = service.files().get_media(fileId=file_id).execute(num_retries=RETRIES)
+            voices = merged(voices, voices_from_json(there.decode("utf-8"), f"{KEPT_FOLDER}/{VOICES_FILE} in Drive"))
+        voices = replace(voices, drive=[*voices.drive, folder_id])
+    media = _BytesUpload(io.BytesIO(voices_to_json(voices).encode("utf-8")), mimetype="application/json", resumable=False)
+    with _drive_errors(f"keep {VOICES_FILE} in Drive"):
+        if file_id:
+            service.files().update(fileId=file_id, media_body=media, fields="id", supportsAllDrives=True).execute(num_retries=RETRIES)
+        else:
+            service.files().create(body={"name": VOICES_FILE, "mimeType": "application/json", "parents": [kept]},
+                                   media_body=media, fields="id", supportsAllDrives=True).execute(num_retries=RETRIES)
+    return voices
+
+
+def fetch_voices(service: Resource, folder: str) -> Optional[Voices]:
+    """The remembered voices kept in the folder's .igot (a path, link or id), or None."""
+    folder_id = find_folder(service, folder)
+    query = f"name = {_quote(KEPT_FOLDER)} and {_quote(folder_id)} in parents and mimeType = '{FOLDER}' and trashed = false"
+    with _drive_errors(f"look for the voices kept in “{folder}”"):
+        kept = service.files().list(q=query, spaces="drive", fields="files(id)", orderBy="createdTime", pageSize=1
+                                    ).execute(num_retries=RETRIES).get("files", [])
+    file_id = kept and _find_file(service, VOICES_FILE, kept[0]["id"], "application/json", f"look for {VOICES_FILE} in Drive")
+    if not file_id:
+        return None
+    with _drive_errors(f"read {VOICES_FILE} in Drive"):
+        data = service.files().get_media(fileId=file_id).execute(num_retries=RETRIES)
+    voices = voices_from_json(data.decode("utf-8"), f"{KEPT_FOLDER}/{VOICES_FILE} in “{folder}”")
+    return voices if folder_id in voices.drive else replace(voices, drive=[*voices.drive, folder_id])

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from igot import export, library
+from igot import voices as voices_module  # `voices` is save()'s switch
 from igot.errors import IgotError
 from igot.transcript import Transcript
 
@@ -48,18 +49,23 @@ class Saved:
 
 def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive_folder: Optional[str] = None,
          doc_name: Optional[str] = None, drive: bool = True, client_secrets: Optional[Path] = None,
-         service: Any = None, log: Callable[[str], None] = lambda message: None) -> Saved:
+         service: Any = None, log: Callable[[str], None] = lambda message: None, voices: bool = True,
+         diarizer: Any = None) -> Saved:
     """Write the transcript's files and the library page, and bring its Drive copy up to date.
 
     `drive_folder`: make the interview's Google Doc there (or update the one it has there).
     Without it, an interview already in Drive has its Doc, Sheet row and kept JSON updated;
     `drive=False` leaves Drive as it is (they then show the earlier version until the next save).
-    `service`: a Drive client (else one is made with the user's sign-in, `client_secrets`)."""
+    `service`: a Drive client (else one is made with the user's sign-in, `client_secrets`).
+    `voices`: remember the voices of speakers newly named (the library's OUT/.igot/voices.json,
+    and its copy in the Drive folder), read with `diarizer` (senko's, or a function that loads
+    it; None: loaded when needed); False leaves the remembered voices as they are."""
     folder = Path(folder)
     stem = stem or export.slugify(t.source.title)
     paths = export.export_paths(folder, stem, export.FORMATS)
     before = _readable(paths["json"])
     t = _carried_over(t, before, paths["json"])
+    remembered = _voices_after(before, t, folder, stem, diarizer, log) if voices else None
     where = None
     if drive and (drive_folder or isinstance(t.info.get("drive"), dict)):
         try:
@@ -77,6 +83,7 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
         with export.staged(texts):
             if where is not None:
                 gdoc.put_repository(service, t, where, stem)
+                remembered = _voices_to_drive(service, where.folder, folder, remembered)
     except BaseException as err:
         if where is None:
             raise
@@ -84,8 +91,52 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
         if isinstance(err, IgotError):
             raise DriveUnchanged.of(err, asked=bool(drive_folder), doc_restored=restored) from None
         raise
+    if remembered is not None:
+        try:
+            voices_module.save_voices(folder, remembered)
+        except OSError as err:
+            log(f"Voices: the remembered voices could not be written to {voices_module.voices_path(folder)} "
+                f"({err.strerror or err}); name the speakers again once the folder can be written to.")
     log(f"Library: every interview in {folder}, searchable: {folder / library.INDEX}")
     return Saved(t, paths, folder / library.INDEX, where.doc if where else None)
+
+
+def _voices_after(before: Optional[Transcript], t: Transcript, folder: Path, stem: str, diarizer: Any,
+                  log: Callable[[str], None]) -> Optional[voices_module.Voices]:
+    """The library's remembered voices after this save (None: unchanged). Whatever stops it (an
+    unreadable voices file, no speaker detection installed) is said and costs only the voices."""
+    try:
+        current = voices_module.load_voices(folder)
+        if diarizer is None:
+            diarizer = _senko
+        return voices_module.remembered_after(before, t, stem, voices_module.audio_of(t, folder), current, diarizer, log=log)
+    except IgotError as err:
+        log(f"Voices: not remembered this time: {err}")
+        return None
+
+
+def _senko() -> Any:
+    from igot.devices import pick_device
+    from igot.diarize import load_diarizer
+
+    return load_diarizer(pick_device("auto"))
+
+
+def _voices_to_drive(service: Any, folder_id: str, folder: Path,
+                     remembered: Optional[voices_module.Voices]) -> Optional[voices_module.Voices]:
+    """The library's voices kept beside the interview in its Drive folder (.igot/voices.json), so a
+    later Colab session recognises them too; returns the voices to write here, when they changed
+    (the first time, with those Drive already kept, and the Drive folder noted for forgetting)."""
+    from igot import gdoc
+
+    try:
+        voices = remembered if remembered is not None else voices_module.load_voices(folder)
+    except IgotError:
+        return remembered  # an unreadable file stays here, and is not copied
+    if not voices.people and folder_id not in voices.drive:
+        return remembered
+    kept = gdoc.put_voices(service, folder_id, voices)
+    return kept if remembered is not None or kept != voices else None
 
 
 def _readable(path: Path) -> Optional[Transcript]:

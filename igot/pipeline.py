@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TypeVar, Union
 
-from igot import audio, diarize, export, hub, outputs, source, speakers, transcribe
+from igot import audio, diarize, export, hub, outputs, source, speakers, transcribe, voices
 from igot.devices import free_memory, pick_device
 from igot.errors import IgotError
 from igot.files import write_atomic
@@ -66,6 +66,9 @@ class RunOptions:
     # are; client_secrets is the OAuth client file for signing in to update them.
     drive: bool = True
     client_secrets: Optional[Path] = None
+    # Voices remembered in this library (igot.voices): recognise them, and remember the voices of
+    # the speakers named. False: neither, for this run.
+    voices: bool = True
 
 
 @dataclass
@@ -188,7 +191,7 @@ def run(
         with ctx.timed("punctuation"):
             transcript = _punctuation(ctx, transcript)
         turns = speaker_detection.turns(transcript)
-    transcript = _words_to_speakers(transcript, src, turns, names)
+    transcript = _words_to_speakers(ctx, transcript, src, turns, names, wav, out_dir)
     with ctx.timed("summary"):
         transcript = _summary(ctx, transcript)
     return _save(ctx, transcript, source_text, out_dir, time.perf_counter() - started, wav)
@@ -375,9 +378,12 @@ def _diarization(ctx: RunContext, wav: Path) -> list[SpeakerTurn]:
                   save=keep, reused="Speakers: reusing the finished diarization").turns
 
 
-def _words_to_speakers(t: Transcript, src: Source, turns: list[SpeakerTurn], names) -> Transcript:
-    """Each word to its speaker, sentence by sentence; the names given; every phrase linked."""
+def _words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[SpeakerTurn], names, wav: Path,
+                       out_dir: Path) -> Transcript:
+    """Each word to its speaker, sentence by sentence; remembered voices recognised; the names
+    given; every phrase linked."""
     t = speakers.assign_speakers(replace(t, source=src), turns)
+    t = voices.recognise_speakers(t, wav, out_dir, lambda: ctx.models.diarizer(ctx.device), ctx.options.voices, log=ctx.log)
     if names:
         t = speakers.name_speakers(t, names)
     return speakers.add_links(t)
@@ -427,7 +433,8 @@ def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, secon
                     "check that the file has someone talking, or choose another --name.")
             return RunResult(t, {}, seconds, wav)
         ctx.log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
-    saved = outputs.save(t, out_dir, stem, drive=ctx.options.drive, client_secrets=ctx.options.client_secrets, log=ctx.log)
+    saved = outputs.save(t, out_dir, stem, drive=ctx.options.drive, client_secrets=ctx.options.client_secrets, log=ctx.log,
+                         voices=ctx.options.voices, diarizer=lambda: ctx.models.diarizer(ctx.device))
     return RunResult(saved.transcript, saved.files, seconds, wav)
 
 

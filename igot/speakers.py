@@ -233,7 +233,13 @@ def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[st
             f"Names were given for {len(by_key)} speakers, but the interview has {found} ({', '.join(unknown)} not found).",
             "Give one name per speaker, in the order they first speak.",
         )
-    speakers = [Speaker(s.id, by_key.get(s.id, s.name)) for s in transcript.speakers]
+    # A name given here is the user's (a recognised one given again is accepted). A recognised
+    # name that the user now gives to another speaker leaves the one it was guessed for: a
+    # remembered voice never makes two speakers one.
+    given = {" ".join(n.split()).casefold() for n in by_key.values()}
+    speakers = [Speaker(s.id, by_key[s.id]) if s.id in by_key
+                else Speaker(s.id, f"Speaker {s.id[1:]}") if s.recognised and " ".join(s.name.split()).casefold() in given
+                else s for s in transcript.speakers]
     first: dict[str, str] = {}  # a name, as compared -> the first speaker who has it
     into = {s.id: first.setdefault(" ".join(s.name.split()).casefold(), s.id) for s in speakers}
     named = replace(transcript, speakers=speakers)
@@ -277,8 +283,8 @@ def merge_speakers(transcript: Transcript, into: Mapping[str, str], options: Opt
             phrase = _phrase([replace(w, speaker=sid) for w in words], t.language)
             phrase.link = link_at(t.source.url, t.source.kind, phrase.start) if linked else None
         phrases.append(phrase)
-    names = {s.id: s.name for s in t.speakers}
-    speakers = [Speaker(new, names.get(old, f"Speaker {new[1:]}")) for old, new in order.items()]
+    before = {s.id: s for s in t.speakers}
+    speakers = [replace(before[old], id=new) if old in before else Speaker(new, f"Speaker {new[1:]}") for old, new in order.items()]
     summary = [replace(point, citations=[replace(c, phrase=new_index.get(c.phrase)) if c.phrase is not None else c
                                           for c in point.citations]) for point in t.summary]
     return replace(t, speakers=speakers, phrases=phrases, turns=_merge_turns(t, into), summary=summary)

@@ -42,6 +42,9 @@ class Phrase:
 class Speaker:
     id: str  # stable id used by phrases, e.g. "S1"
     name: str  # what the reader sees, e.g. "Speaker 1" or "Ana"
+    # The name came from a remembered voice (igot.voices) and waits for the user to accept or
+    # change it; every page shows it as "Ana (recognised)" until then.
+    recognised: bool = False
 
 
 @dataclass
@@ -111,9 +114,10 @@ class Transcript:
         return self.duration or max((p.end for p in self.phrases), default=0.0)
 
     def speaker_name(self, speaker_id: str) -> str:
+        """The name every page shows: a recognised name is marked until the user accepts it."""
         for s in self.speakers:
             if s.id == speaker_id:
-                return s.name
+                return f"{s.name} (recognised)" if s.recognised else s.name
         return speaker_id or "Unknown speaker"
 
     # --- JSON ----------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ token = igot.colab.hf_token()
 video_url = ""  #@param {type:"string"}
 upload_a_file = False  #@param {type:"boolean"}
 drive_path = ""  #@param {type:"string"}
+#@markdown Your iGot folder in Google Drive (created if missing; empty: nothing goes to Drive). Step 7 puts the Doc there, with a Sheet listing every interview; the voices of people you name are kept there too, so later sessions recognise them.
+drive_folder = "iGot interviews"  #@param {type:"string"}
 #@markdown Interview name (leave empty to use the video title) and the language spoken:
 interview_name = ""  #@param {type:"string"}
 language = "auto"  #@param ["auto", "pt", "en", "es", "fr", "de", "it", "nl", "pl", "cs", "sk", "sl", "bg", "ja", "zh", "ko", "ru", "uk", "tr", "ar", "hi", "sv", "da", "no", "fi", "ro", "hu", "el", "he", "id", "vi", "ca"]
@@ -72,12 +74,13 @@ punctuation = True  #@param {type:"boolean"}
 #@title 5. Transcribe { display-mode: "form" }
 #@markdown If Colab disconnects, run the cells again: finished steps are kept and reused.
 result = igot.colab.run_interview(interview, interview_name, language, whisper_model, engine, number_of_speakers,
-                                  word_timing, punctuation, speaker_detection)
+                                  word_timing, punctuation, speaker_detection, drive_folder=drive_folder)
 
 # %% cellView="form"
 #@title 6. Name the speakers { display-mode: "form" }
 #@markdown Listen to each speaker below, then type their names **in the order they are listed** and run this cell again.
 #@markdown One person split in two? Give both the same name (`Ana, Bruno, Ana`): they become one speaker everywhere.
+#@markdown A voice named in an earlier interview is recognised and shown as `Ana (recognised)`: type the name to accept it, or the right one.
 speaker_names = ""  #@param {type:"string"}
 igot.colab.play_speakers(result)
 named = igot.colab.name_speakers(result, speaker_names)
@@ -87,8 +90,7 @@ named = igot.colab.name_speakers(result, speaker_names)
 #@markdown A bullet summary by a local LLM (Gemma 3; accept its licence on huggingface.co/google/gemma-3-1b-it and add the token of step 2), every point linked to where it was said. Click **Show code** to change what it asks for.
 summarise = True  #@param {type:"boolean"}
 summary_model = "google/gemma-3-1b-it"  #@param {type:"string"}
-#@markdown The Doc goes to this folder of your Drive (created if missing; leave empty for local files only):
-drive_folder = "iGot interviews"  #@param {type:"string"}
+#@markdown The Doc goes to the Drive folder of step 3, under this name (empty: the interview's name):
 document_name = ""  #@param {type:"string"}
 download_files = True  #@param {type:"boolean"}
 # The summary prompt: change it to ask for something else. Keep {transcript}; {language} and {name} are filled in too.

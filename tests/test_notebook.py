@@ -98,6 +98,9 @@ with open({path!r}, "w") as f:
 """
 
 
+VOICES = "1voicesKeptInDrive"  # the remembered voices' file in Drive
+
+
 def drive_responses(earlier: Transcript) -> list:
     """What Drive answers, request by request, over the notebook's run."""
     from tests.test_drive_repository import KEPT, KEPT_JSON
@@ -106,17 +109,21 @@ def drive_responses(earlier: Transcript) -> list:
     listing = lambda *files: [{"status": "200"}, json.dumps({"files": list(files)})]  # noqa: E731
     csv = (Path(__file__).parent / "data" / "drive" / "sheet-export.csv").read_text()
     return [
-        # 7: "Research/iGot" (iGot made there), the Doc, the Sheet, .igot and the JSON kept in it
+        # 7: "Research/iGot" (iGot made there), the Doc, the Sheet, .igot and the JSON kept in it,
+        # and beside it the remembered voices (none there yet)
         ROOT_LIST, "files-list-empty.json", "folder-created.json", "doc-created.json",
         "files-list-empty.json", "sheet-created.json",
         "files-list-empty.json", "igot-folder-created.json", "files-list-empty.json", "json-created.json",
-        # 8: the interviews kept in Drive: one from an earlier session
+        listing({"id": KEPT}), "files-list-empty.json", "json-created.json",
+        # 8: the interviews kept in Drive: one from an earlier session (the voices are no interview)
         ROOT_LIST, listing({"id": NEW_FOLDER, "name": "iGot"}), listing({"id": KEPT}),
-        listing({"id": "1earlier", "name": "earlier-call.json"}), [{"status": "200"}, earlier.to_json()],
-        # 6 again, after the Doc: the same Doc, Sheet row and kept JSON updated
+        listing({"id": "1earlier", "name": "earlier-call.json"}, {"id": VOICES, "name": "voices.json"}),
+        [{"status": "200"}, earlier.to_json()],
+        # 6 again, after the Doc: the same Doc, Sheet row, kept JSON and voices updated
         [{"status": "200"}, json.dumps({"id": DOC, "trashed": False})], "doc-created.json",
         "files-list-sheet-found.json", [{"status": "200", "content-type": "text/csv"}, csv], "sheet-created.json",
         listing({"id": KEPT}), listing({"id": KEPT_JSON}), "json-created.json",
+        listing({"id": KEPT}), listing({"id": VOICES}), "json-created.json",
     ]
 
 
@@ -126,18 +133,22 @@ def library_entry(folder: Path, name: str) -> dict:
     return next(iv for iv in data["interviews"] if iv["name"] == name)
 
 
-def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
+def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypatch):
     """As a user: every cell in order, the Doc in Drive, then the speakers named again (two are
     one person): the files, the library page, the Doc, the Sheet row and the JSON kept in Drive
-    all hold the names and the summary, each time."""
+    all hold the names and the summary, each time. The host was named in an interview earlier in
+    the session: the naming cell shows him recognised before any name is typed."""
     import base64
 
     from nbclient import NotebookClient
 
     from igot.gdoc import SHEET_COLUMNS
     from igot.library import load_interviews, search
+    from igot.audio import SAMPLE_RATE, load_audio
     from igot.pipeline import RunOptions, run
-    from tests.test_drive_repository import sent_rows
+    from igot.voices import load_voices
+    from tests.conversations import Conversation
+    from tests.test_drive_repository import KEPT, sent_rows
     from tests.test_gdoc import DOC, Sent, multipart
     from tests.test_export import make_transcript
     from tests.test_summarize import smollm2_file
@@ -152,15 +163,20 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     fill_form(nb, drive_path="Interviews/radio call.flac", interview_name="Radio call", language="en",
-              whisper_model="bundled:tiny.en", number_of_speakers=4, speaker_names="Host, Brian, Sandra, Expert",
+              whisper_model="bundled:tiny.en", number_of_speakers=4, speaker_names="",
               summary_model=str(smollm2_file()),  # a small instruction-tuned model that needs no download
               drive_folder="Research/iGot", search_for="thank")
     work = tmp_path / "session"
     work.mkdir()
     # An interview made earlier in this session, and one kept in Drive by an earlier session.
-    run(str(devdata / "picovoice_falcon/test.flac"), work / "igot-output",
-        RunOptions(name="Falcon test call", model="bundled:tiny.en", language="en", align=False, punctuate=False,
-                   summary=False, progress=False), models=models, log=lambda m: None)
+    quick = dict(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False)
+    run(str(devdata / "picovoice_falcon/test.flac"), work / "igot-output", RunOptions(name="Falcon test call", **quick),
+        models=models, log=lambda m: None)
+    # The host's first words on air (his reference turn), his name given: the library remembers him.
+    host_alone = tmp_path / "host-on-air.wav"
+    Conversation(load_audio(wav16k(devdata / "pyaudioanalysis/diarizationExample.flac"))[:int(6.3 * SAMPLE_RATE)], [], []).save(host_alone)
+    run(str(host_alone), work / "igot-output", RunOptions(name="Host on air", names=["Host"], **quick),
+        models=models, log=lambda m: None)
     earlier = make_transcript()
     earlier.source.title = "Earlier call"
     earlier.phrases[5].text = "Thank you, that helps."
@@ -174,6 +190,10 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     with client.setup_kernel():
         for i, cell in enumerate(list(nb.cells)):
             client.execute_cell(cell, i)
+            if cell is cells[5]:  # 6. Name the speakers, looked at before typing any name; then named
+                first_look = text(cell)
+                fill_form(nb, speaker_names="Host, Brian, Sandra, Expert")
+                client.execute_cell(cell, i)
             if cell is cells[6]:  # 7. Summary, Google Doc and files: the transcript and library page then
                 made, after_doc = Transcript.load(out / "radio-call.json"), library_entry(out, "Radio call")
         outputs = [text(c) for c in cells]
@@ -187,7 +207,11 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     assert "All libraries installed!" in outputs[0]
     assert "No HF_TOKEN secret" in outputs[1]
     assert "radio call.flac" in outputs[2]
-    assert re.search(r"Done: 0:41 of audio, 4 speakers, \d+ phrases .*real-time factor \d", outputs[4])
+    recognised = "Host (recognised), Speaker 2, Speaker 3, Speaker 4"
+    assert re.search(rf"Done: 0:41 of audio, 4 speakers \({re.escape(recognised)}\), \d+ phrases .*real-time factor \d", outputs[4])
+    assert "Voices: Speaker 1 sounds like Host" in outputs[4]
+    assert "Speakers: 1 = Host (recognised), 2 = Speaker 2, 3 = Speaker 3, 4 = Speaker 4" in first_look
+    assert "Host (recognised): “" in first_look and "to accept them" in first_look
     # word timing and punctuation are on by default; offline their models are skipped with a word
     assert "Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this computer" in outputs[4]
     audio_players = [o for o in cells[5].outputs if "text/html" in o.get("data", {}) and "<audio" in o["data"]["text/html"]]
@@ -207,12 +231,18 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     assert row[SHEET_COLUMNS.index("Speakers")] == ", ".join(names)
     assert row[SHEET_COLUMNS.index("Summary")] == " • ".join(" ".join(p.split()) for p in points)
     assert Transcript.from_json(kept[2].decode()).to_dict() == made.to_dict()  # the Drive copy is the file here
+    # The voices of the people named, beside it in Drive: the host heard in both of his interviews.
+    voices_meta, _, voices_kept = multipart(sent[12])
+    assert voices_meta == {"name": "voices.json", "mimeType": "application/json", "parents": [KEPT]}
+    heard = {p["name"]: {h["title"] for h in p["heard"]} for p in json.loads(voices_kept)["people"]}
+    assert heard == {"Host": {"Host on air", "Radio call"}, "Brian": {"Radio call"}, "Sandra": {"Radio call"},
+                     "Expert": {"Radio call"}}
 
     # The search cell: this session's interviews and the one kept in Drive, each hit with its link.
     interviews = load_interviews(out) + load_interviews(work / "igot-drive")
     hits = search(sorted(interviews, key=lambda iv: iv.date, reverse=True), "thank")
     assert {h.interview for h in hits} >= {"Radio call", "Falcon test call", "Earlier call"}
-    assert outputs[7].startswith(f"{len(hits)} phrases in 3 of 3 interviews:")
+    assert outputs[7].startswith(f"{len(hits)} phrases in {len({h.interview for h in hits})} of 4 interviews:")
     for h in hits:
         assert f"• {h.interview} · " in outputs[7] and f"{h.text}\n  {h.video}\n" in outputs[7]
 
@@ -224,7 +254,7 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     assert [p.text for p in now.summary] == points  # kept, said to be written with the earlier names
     assert "run step 7 again" in renamed
     assert library_entry(out, "Radio call")["spoken"] == ["Host", "Brian", "Expert"]
-    update, new_row, new_kept = sent[16], sent_rows(sent[19])[1], sent[22]
+    update, new_row, new_kept = sent[19], sent_rows(sent[22])[1], sent[25]
     assert update.method == "PATCH" and f"/files/{DOC}" in update.uri  # the same Doc, not a second one
     page = multipart(update)[2].decode("ascii")
     assert ">Sandra</b>" not in page and all(f">{n}</b>" in page for n in ("Host", "Brian", "Expert"))
@@ -232,6 +262,11 @@ def test_notebook_runs_top_to_bottom(devdata, models, tmp_path, monkeypatch):
     assert new_row[SHEET_COLUMNS.index("Speakers")] == "Host, Brian, Expert"
     assert new_row[SHEET_COLUMNS.index("Summary")] == row[SHEET_COLUMNS.index("Summary")]
     assert Transcript.from_json(new_kept.body.decode()).to_dict() == now.to_dict()
+    # Sandra's name left the interview, and she was heard nowhere else: her voice is gone, there too.
+    voices_update = sent[28]
+    assert voices_update.method == "PATCH" and f"/files/{VOICES}" in voices_update.uri
+    assert {p["name"] for p in json.loads(voices_update.body)["people"]} == {"Host", "Brian", "Expert"}
+    assert {p.name for p in load_voices(out).people} == {"Host", "Brian", "Expert"}
     assert len(sent) == len(drive_responses(earlier))  # every recorded answer used, no request unanswered
 
     assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == ["radio-call.html", "radio-call.json", "radio-call.srt"]
