@@ -20,8 +20,8 @@ test: setup
 	$(RUN) -m pytest -q
 
 benchmark: setup
-	$(RUN) benchmarks/pipeline_speed.py
-	$(RUN) benchmarks/speakers_accuracy.py
+	$(RUN) -m benchmarks.pipeline_speed
+	$(RUN) -m benchmarks.speakers_accuracy
 
 # A Python 3.13 twin of Colab's GPU runtime (its exact versions): the notebook's installs change
 # none of them, and the notebook runs there with speaker detection nemo and auto.

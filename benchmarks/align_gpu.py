@@ -1,14 +1,14 @@
 """Speed and memory of word alignment on a production-size model, with no model download.
 
 Builds a randomly initialised wav2vec2 large (the shape of facebook/wav2vec2-large-xlsr-53,
-about 315M parameters), saves it with its processor, loads it through igot.align.load_aligner
+about 315M parameters), saves it with its processor, loads it through igot.refine.align.load_aligner
 as a downloaded checkpoint would be, and aligns an hour of audio: noise, with a synthetic
 Whisper-like transcript of about 3 words a second in 10-second phrases. The weights are random,
 so the times are meaningless, but every frame goes through the model and the Viterbi search
 as in a real run. Target on an H100: under 60 s and under 4 GB of GPU memory per hour.
 
-    python benchmarks/align_gpu.py                 # one hour, GPU if there is one
-    python benchmarks/align_gpu.py --minutes 1     # smoke test on a CPU
+    python -m benchmarks.align_gpu                 # one hour, GPU if there is one
+    python -m benchmarks.align_gpu --minutes 1     # smoke test on a CPU
 
 Needs only torch, transformers, numpy and tqdm (which transformers brings), and igot from
 this checkout (no install).
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,11 +26,10 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import igot.align as align_module  # noqa: E402
-from igot.align import align, load_aligner  # noqa: E402
-from igot.audio import SAMPLE_RATE  # noqa: E402
+import igot.refine.align as align_module  # noqa: E402
+from igot.media.audio import SAMPLE_RATE  # noqa: E402
+from igot.refine.align import align, load_aligner  # noqa: E402
 from igot.transcript import Phrase, Source, Transcript, Word  # noqa: E402
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzáéíóúãõâêôçà"
@@ -55,7 +53,7 @@ def build_model(folder: Path) -> int:
     tokenizer = Wav2Vec2CTCTokenizer(str(vocab_file), unk_token="<unk>", pad_token="<pad>", word_delimiter_token="|")
     extractor = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=SAMPLE_RATE, padding_value=0.0, do_normalize=True)
     Wav2Vec2Processor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(folder)
-    # facebook/wav2vec2-large-xlsr-53's shape: the checkpoints in igot.align.ALIGN_MODELS are fine-tunes of it.
+    # facebook/wav2vec2-large-xlsr-53's shape: the checkpoints in igot.refine.align.ALIGN_MODELS are fine-tunes of it.
     config = Wav2Vec2Config(
         vocab_size=len(vocab), pad_token_id=0, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
         intermediate_size=4096, feat_extract_norm="layer", do_stable_layer_norm=True, conv_bias=True,

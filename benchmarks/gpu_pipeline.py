@@ -11,11 +11,11 @@ word, so the later stages see a real hour's ~9,000 words. The random summary mod
 early: every row writes its full SummaryOptions.max_new_tokens (the worst case). Prints one row
 per stage with its time (model loading included) and peak GPU memory, then openai-whisper side by side.
 
-    python benchmarks/gpu_pipeline.py --audio speech.wav --tokenizer DIR [--minutes 60] [--summary-tokenizer GEMMA_DIR]
+    python -m benchmarks.gpu_pipeline --audio speech.wav --tokenizer DIR [--minutes 60] [--summary-tokenizer GEMMA_DIR]
         [--whisper large-v3-turbo] [--one-after-the-other]
 
 --audio is any 16 kHz mono 16-bit WAV (tiled to --minutes); --tokenizer a folder holding
-Whisper's multilingual tokenizer.json. Needs torch, transformers, NeMo, yt-dlp (igot.source
+Whisper's multilingual tokenizer.json. Needs torch, transformers, NeMo, yt-dlp (igot.media.source
 imports it) and, for the side-by-side row, openai-whisper. --summary-tokenizer: Gemma 3's own
 tokenizer (saved by summary_gpu.py --save-tokenizer DIR), for the real number of summary chunks.
 """
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 import time
 import wave
@@ -37,14 +36,12 @@ import torch
 # summary model's, say) must fail at once instead of retrying for ~23 s inside a stage's time.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from igot.audio import SAMPLE_RATE  # noqa: E402
+from igot.media.audio import SAMPLE_RATE  # noqa: E402
 from igot.pipeline import Models, RunOptions, run, work_dir_for  # noqa: E402
-from igot.summarize import SummaryOptions  # noqa: E402
-from tests.long_transcript import long_interview  # noqa: E402
-from tests.tiny_models import (SENTENCES, TINY, gemma3_config, gemma_tokenizer, save_random_whisper,  # noqa: E402
-                               whisper_tokenizer)
+from igot.summary.summarize import SummaryOptions  # noqa: E402
+from igot_dev.long_transcript import long_interview  # noqa: E402
+from igot_dev.tiny_models import SENTENCES, TINY, gemma3_config, gemma_tokenizer, save_random_whisper, whisper_tokenizer  # noqa: E402
 
 
 def tile(source: Path, target: Path, seconds: float) -> None:
@@ -127,7 +124,7 @@ def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisp
     save_punctuator(work / "punctuator", tiny)
     save_summary_model(work / "summary", tiny, summary_tokenizer)
     if tiny:
-        from tests.tiny_models import save_tiny_sortformer, save_tiny_wav2vec2
+        from igot_dev.tiny_models import save_tiny_sortformer, save_tiny_wav2vec2
 
         save_tiny_wav2vec2(work / "aligner")
         save_tiny_sortformer(work / "sortformer.nemo")

@@ -5,7 +5,7 @@ pipeline on each in a fresh process with the offline models, and prints a table.
 should stay nearly flat with length: audio is read piece by piece and each stage works in
 bounded chunks.
 
-    python benchmarks/long_audio_memory.py --minutes 10 60 180
+    python -m benchmarks.long_audio_memory --minutes 10 60 180
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Two ways of being offline: the hub cannot be reached (HF_ENDPOINT at a closed lo
 result does not depend on this machine's network), and HF_HUB_OFFLINE=1. Each run starts with an
 empty model cache and reads a 30 s dev recording with the bundled Whisper tiny.en.
 
-    python benchmarks/offline_run.py [--recording tests/data/recordings/ami_meetings/trn00.flac]
+    python -m benchmarks.offline_run [--recording tests/data/recordings/ami_meetings/trn00.flac]
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from tables import table  # noqa: E402
+
+from igot_dev.tables import table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

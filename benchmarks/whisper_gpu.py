@@ -4,7 +4,7 @@ Builds randomly initialised models of the shapes of openai/whisper-large-v3 (d_m
 encoder and 32 decoder layers, 20 heads, 128 mel bins, 51866 tokens) and openai/whisper-large-v3-turbo
 (the same with 4 decoder layers), saves each with save_pretrained and loads the folder through
 igot's `load_whisper(folder, engine="transformers")` as a downloaded model is loaded, then
-transcribes an hour of noise through `igot.transcribe.transcribe` (30 s windows in batches, fp16,
+transcribes an hour of noise through `igot.asr.transcribe.transcribe` (30 s windows in batches, fp16,
 SDPA, word times by cross-attention DTW). Random weights decide nothing, so every window decodes
 exactly --tokens tokens (min = max new tokens; 90 per 30 s window is about 3 a second, fast
 speech): neither an early stop nor a runaway loop flatters or hurts the timing.
@@ -17,8 +17,8 @@ model's mostly does, where random timestamps would make it re-decode most of eac
 decodes one window after another, so it is timed on --openai-minutes of the noise; its row's
 audio hours are the windows it decoded (30 s each), and its time per hour is per window × 120.
 
-    python benchmarks/whisper_gpu.py --tokenizer DIR            # the GPU run (DIR holds tokenizer.json)
-    python benchmarks/whisper_gpu.py --tiny --minutes 2         # smoke test on a CPU
+    python -m benchmarks.whisper_gpu --tokenizer DIR            # the GPU run (DIR holds tokenizer.json)
+    python -m benchmarks.whisper_gpu --tiny --minutes 2         # smoke test on a CPU
 
 The tokenizer is Whisper's multilingual tokenizer.json (by default the one of the bundled Whisper
 base, igot[offline]); large-v3's <|yue|> token is added to it. Needs torch, transformers, numpy,
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 import time
 import wave
@@ -41,13 +40,12 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from igot.audio import SAMPLE_RATE, load_audio  # noqa: E402
-from igot.devices import pick_device  # noqa: E402
-from igot.transcribe import load_whisper, transcribe  # noqa: E402
-from igot.whisper_transformers import quiet_cuts  # noqa: E402
-from tests.tiny_models import TINY, save_random_whisper, whisper_tokenizer  # noqa: E402
+from igot.asr.transcribe import load_whisper, transcribe  # noqa: E402
+from igot.asr.whisper_transformers import quiet_cuts  # noqa: E402
+from igot.media.audio import SAMPLE_RATE, load_audio  # noqa: E402
+from igot.runtime.devices import pick_device  # noqa: E402
+from igot_dev.tiny_models import TINY, save_random_whisper, whisper_tokenizer  # noqa: E402
 
 LARGE_V3 = dict(d_model=1280, encoder_layers=32, decoder_layers=32, heads=20, ffn=5120, mel_bins=128,
                 # openai/whisper-large-v3's generation_config.json
@@ -181,7 +179,7 @@ def main() -> None:
     args = parser.parse_args()
     device = pick_device(args.device)
     if args.tokenizer is None:
-        from igot.offline import whisper_model_dir
+        from igot.runtime.bundled import whisper_model_dir
 
         args.tokenizer = whisper_model_dir("base")
     import transformers

@@ -1,8 +1,8 @@
 """Words to speakers under real turn-taking, given turns: true ones and ones with a diarizer's errors.
 
-    PYTHONPATH=. python benchmarks/words_to_speakers.py [--seeds 10-29]
+    PYTHONPATH=. python -m benchmarks.words_to_speakers [--seeds 10-29]
 
-Two-person interviews simulated from real voices (tests/conversations.py: overlaps, one-word
+Two-person interviews simulated from real voices (igot_dev/conversations.py: overlaps, one-word
 back-channels inside the other's turn, turns that start mid-sentence), English and
 Portuguese, 40 s each. The words are the spoken ones, with their true speakers; the turns
 are the true ones (they overlap), or those turns as a diarizer errs (coarse_turns): "fine",
@@ -19,17 +19,14 @@ cover most of it, nothing else (the simplest rule), for comparison.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.tables import table  # noqa: E402
-from igot.evaluate import right_speaker_share  # noqa: E402
-from igot.transcribe import load_whisper  # noqa: E402
 from benchmarks.speakers_accuracy import words_by_overlap  # noqa: E402
-from tests.conversations import DIARIZER_ERRORS, coarse_turns, find_voices, pairs, simulate, turn_taking  # noqa: E402
+from igot.asr.transcribe import load_whisper  # noqa: E402
+from igot_dev.conversations import DIARIZER_ERRORS, coarse_turns, find_voices, pairs, simulate, turn_taking  # noqa: E402
+from igot_dev.evaluate import right_speaker_share  # noqa: E402
+from igot_dev.tables import table  # noqa: E402
 
 
 def main() -> None:

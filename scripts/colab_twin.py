@@ -237,8 +237,8 @@ def main() -> None:
     run_env = {**env, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONPATH": f"{src / 'tests' / 'fake_colab'}"}
     print(sh(py, "-c", PUBLISHED_SORTFORMER, hf_home, env={**run_env, "PYTHONPATH": str(src)}, cwd=session).stdout.strip())
     for detection in ("nemo", "auto"):
-        out = sh(py, src / "scripts" / "run_notebook.py", src / "notebooks" / "iGot.ipynb", TWIN / f"run-{detection}",
-                 detection, env=run_env, quiet=True)
+        out = sh(py, "-m", "scripts.run_notebook", src / "notebooks" / "iGot.ipynb", TWIN / f"run-{detection}",
+                 detection, env=run_env, cwd=src, quiet=True)
         print(f"-- speaker detection {detection}:\n{out.stdout.strip()}")
         if out.returncode:
             print(out.stderr[-3000:])
@@ -289,8 +289,8 @@ print("from transformers import Trainer: ok", transformers.__version__)
 PUBLISHED_SORTFORMER = r"""
 import sys
 from pathlib import Path
-from igot.nemo_diarize import SORTFORMER_MODEL
-from tests.tiny_models import save_tiny_sortformer
+from igot.speakers.sortformer import SORTFORMER_MODEL
+from igot_dev.tiny_models import save_tiny_sortformer
 repo = Path(sys.argv[1]) / "hub" / ("models--" + SORTFORMER_MODEL.replace("/", "--"))
 revision = "0" * 40
 (repo / "refs").mkdir(parents=True)

@@ -2,7 +2,7 @@
 dev recording in a fake Drive and the bundled tiny Whisper; `google.colab` must be faked on
 PYTHONPATH (tests/fake_colab). Used by scripts/colab_twin.py.
 
-  python scripts/run_notebook.py NOTEBOOK WORK_DIR SPEAKER_DETECTION
+  python -m scripts.run_notebook NOTEBOOK WORK_DIR SPEAKER_DETECTION
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.notebook_forms import fill_form  # noqa: E402
+from tests.notebook_forms import fill_form
 
 RECORDING = Path(__file__).resolve().parents[1] / "tests" / "data" / "recordings" / "pyaudioanalysis" / "diarizationExample.flac"
 

@@ -22,7 +22,7 @@ def devdata() -> Path:
 @pytest.fixture(scope="session")
 def wav16k(tmp_path_factory):
     """Convert a dev recording to the 16 kHz mono WAV the stages read, once per file."""
-    from igot.audio import convert_to_wav
+    from igot.media.audio import convert_to_wav
 
     folder = tmp_path_factory.mktemp("wav16k")
     done: dict[Path, Path] = {}
@@ -62,7 +62,7 @@ def diarizer(models):
 @pytest.fixture(scope="session")
 def conversation(tmp_path_factory):
     """Two espeak-ng voices in an interview with known word times and speakers."""
-    from tests.synth import ENGLISH_INTERVIEW, ENGLISH_VOICES, synth_conversation
+    from igot_dev.synth import ENGLISH_INTERVIEW, ENGLISH_VOICES, synth_conversation
 
     wav = tmp_path_factory.mktemp("conversation") / "interview.wav"
     words = synth_conversation(ENGLISH_INTERVIEW, wav, voices=ENGLISH_VOICES)

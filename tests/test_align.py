@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 import torch
 
-from igot.align import (
+from igot.errors import IgotError
+from igot.media.audio import SAMPLE_RATE
+from igot.refine.align import (
     Aligner,
     align,
     align_with,
@@ -15,11 +16,9 @@ from igot.align import (
     load_aligner,
     spell,
 )
-from igot.audio import SAMPLE_RATE
-from igot.errors import IgotError
 from igot.text import ends_sentence
 from igot.transcript import Phrase, Source, Transcript, Word
-from tests.tiny_models import save_tiny_wav2vec2
+from igot_dev.tiny_models import save_tiny_wav2vec2
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # A wav2vec2-style character vocabulary: <pad> is the CTC blank, "|" separates words.
@@ -306,7 +305,7 @@ def test_tiny_model_through_load_aligner(tiny_model, conversation):
 
 
 def test_long_phrase_goes_through_the_model_in_chunks(tiny_model):
-    from igot.align import AlignOptions, model_log_probs
+    from igot.refine.align import AlignOptions, model_log_probs
 
     aligner = load_aligner("en", model=str(tiny_model), device="cpu")
     samples = np.random.default_rng(0).normal(0, 0.1, SAMPLE_RATE * 7).astype(np.float32)
@@ -341,8 +340,8 @@ def sf_duration(wav) -> float:
 def test_whole_recording_in_batches_gives_the_same_frames(tiny_model, conversation):
     """The GPU path hears the recording once, in batches of chunks, and cuts each phrase's frames
     out of it: the frames are those of one pass over the whole recording."""
-    from igot.align import AlignOptions, model_log_probs, recording_log_probs
-    from igot.audio import load_audio, read_window, wav_duration
+    from igot.media.audio import load_audio, read_window, wav_duration
+    from igot.refine.align import AlignOptions, model_log_probs, recording_log_probs
 
     wav, spoken = conversation
     aligner = load_aligner("en", model=str(tiny_model), device="cpu")

@@ -1,6 +1,6 @@
 """The house rules a reader relies on: no module of igot imports itself round a circle, and no
 `_private` name of an igot module is used outside that module (by igot, tests, benchmarks or
-scripts). Checked on the source text, so it needs none of the optional libraries."""
+scripts, igot_dev). Checked on the source text, so it needs none of the optional libraries."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_no_import_circle_in_igot():
 
 def test_no_private_name_used_outside_its_module():
     modules = igot_modules()
-    files = list(modules.values()) + [p for folder in ("tests", "benchmarks", "scripts") for p in sorted((ROOT / folder).rglob("*.py"))]
+    files = list(modules.values()) + [p for folder in ("igot_dev", "tests", "benchmarks", "scripts") for p in sorted((ROOT / folder).rglob("*.py"))]
     found = [f"{path.relative_to(ROOT)}:{line} uses {name}" for path in files for line, name in imports(path, modules)[1]]
     assert found == []
 
@@ -85,8 +85,49 @@ def test_the_checks_see_a_circle_and_a_private_name(tmp_path):
     assert circles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
     probe = ROOT / "tests" / f"_probe_{tmp_path.name}.py"
     try:
-        probe.write_text("from igot.export import _secret\nimport igot.audio as audio\naudio._hidden()\n", encoding="utf-8")
+        probe.write_text("from igot.outputs.export import _secret\nimport igot.media.audio as audio\naudio._hidden()\n", encoding="utf-8")
         _, private = imports(probe, igot_modules())
     finally:
         probe.unlink()
-    assert private == [(1, "igot.export._secret"), (3, "igot.audio._hidden")]
+    assert private == [(1, "igot.outputs.export._secret"), (3, "igot.media.audio._hidden")]
+
+
+# The pipeline's order, as the layout shows it: a module imports from its own folder or from a
+# folder before it, never from a later stage. The data model (transcript, text, links, errors) and
+# runtime (devices, hub, bundled models, files) sit under every stage.
+LAYERS = [
+    {"igot", "igot.errors", "igot.transcript", "igot.text", "igot.links", "igot.runtime"},
+    {"igot.media"},
+    {"igot.asr"},
+    {"igot.speakers"},
+    {"igot.refine"},
+    {"igot.summary"},
+    {"igot.outputs"},
+    {"igot.pipeline"},
+    {"igot.cli", "igot.__main__"},
+    {"igot.colab"},
+]
+
+
+def layer(module: str) -> int:
+    home = ".".join(module.split(".")[:2])
+    return next(i for i, names in enumerate(LAYERS) if home in names or module in names)
+
+
+def backward_imports(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m} imports {u}" for m, used in graph.items() for u in used if layer(u) > layer(m))
+
+
+def test_top_level_is_the_data_model_and_the_drivers():
+    top = sorted(p.stem for p in (ROOT / "igot").glob("*.py"))
+    folders = sorted(p.name for p in (ROOT / "igot").iterdir() if (p / "__init__.py").exists())
+    assert top == ["__init__", "__main__", "cli", "colab", "errors", "links", "pipeline", "text", "transcript"]
+    assert folders == ["asr", "media", "outputs", "refine", "runtime", "speakers", "summary"]
+
+
+def test_no_stage_imports_a_later_stage():
+    modules = igot_modules()
+    graph = {name: imports(path, modules)[0] for name, path in modules.items()}
+    assert all(layer(m) >= 0 for m in graph)  # every module has a place in LAYERS
+    assert backward_imports(graph) == []
+    assert backward_imports({"igot.media.source": {"igot.outputs.export"}}) == ["igot.media.source imports igot.outputs.export"]

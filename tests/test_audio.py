@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio, media_duration
 from igot.errors import IgotError
+from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio, media_duration
 
 
 def ffmpeg(*args: str) -> None:

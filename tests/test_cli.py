@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from igot.cli import main
-from igot.export import write_exports
+from igot.outputs.export import write_exports
 from igot.transcript import Phrase, Source, Speaker, Transcript, Word
 from tests.webserver import serve
 

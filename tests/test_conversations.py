@@ -1,14 +1,22 @@
 """Who said what on real conversations: the AMI meeting excerpts and interviews simulated from
-real voices (tests/conversations.py). Bounds come from benchmarks/speakers_accuracy.py."""
+real voices (igot_dev/conversations.py). Bounds come from benchmarks/speakers_accuracy.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from igot.diarize import diarize
-from igot.evaluate import right_speaker_share
-from tests.conversations import DIARIZER_ERRORS, coarse_turns, find_voices, pairs, pooled, simulate, words_to_speakers
+from igot.speakers.diarize import diarize
+from igot_dev.conversations import (
+    DIARIZER_ERRORS,
+    coarse_turns,
+    find_voices,
+    pairs,
+    pooled,
+    simulate,
+    words_to_speakers,
+)
+from igot_dev.evaluate import right_speaker_share
 
 
 @pytest.fixture(scope="session")
@@ -99,7 +107,7 @@ def test_words_to_speakers_under_real_turn_taking(simulated, language):
 
 @pytest.mark.parametrize("language", ["en", "pt"])
 def test_words_to_speakers_with_a_diarizers_errors(simulated, language):
-    """The same interviews with turns as a diarizer gives them (tests/conversations.py
+    """The same interviews with turns as a diarizer gives them (igot_dev/conversations.py
     coarse_turns). Boundaries off by up to 50 ms, a fifth of the back-channels missed:
     measured over seeds 10-29 96.8 % (en) and 96.9 % (pt) of the words right (previous rule
     90.9 % and 92.5 %); 97.2 % and 95.9 % on these four. Boundaries off by 0.1-0.3 s and half

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from igot.diarize import diarize, windows_to_turns
-from igot.evaluate import attribution_accuracy, read_rttm
-from igot.speakers import assign_speakers
-from igot.transcribe import transcribe
+from igot.asr.transcribe import transcribe
+from igot.speakers.diarize import diarize, windows_to_turns
+from igot.speakers.phrases import assign_speakers
 from igot.transcript import SpeakerTurn, Word
-from tests.synth import speaker_turns
+from igot_dev.evaluate import attribution_accuracy, read_rttm
+from igot_dev.synth import speaker_turns
 
 RECORDINGS = [
     ("pyaudioanalysis/diarizationExample", 4),  # radio phone-in, 42 s
@@ -90,8 +90,8 @@ def test_silence_has_no_turns(tmp_path, diarizer):
 def test_many_windows_are_clustered_through_small_groups(conversation, diarizer):
     """Past `most` windows the known-count clustering goes through k-means groups (bounded
     memory on long recordings) and still separates the two voices."""
-    from igot.audio import wav_duration
-    from igot.diarize import cluster_speakers, voice_windows
+    from igot.media.audio import wav_duration
+    from igot.speakers.diarize import cluster_speakers, voice_windows
 
     wav, spoken = conversation
     windows, vectors = voice_windows(diarizer, wav, 0.0, wav_duration(wav))

@@ -12,11 +12,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from igot.errors import IgotError
-from igot.gdoc import (
+from igot.outputs.gdoc import (
     FOLDER,
     GOOGLE_DOC,
     GOOGLE_SHEET,
-    RETRIES,
     SHEET_COLUMNS,
     SHEET_NAME,
     export_to_google_doc,
@@ -25,7 +24,7 @@ from igot.gdoc import (
     sheet_row,
     update_sheet,
 )
-from igot.library import load_interviews, search
+from igot.outputs.library import load_interviews, search
 from igot.transcript import SummaryPoint, Transcript
 from tests.test_export import make_transcript
 from tests.test_gdoc import DATA, DOC, NEW_FOLDER, RESEARCH, ROOT_LIST, drive, multipart, reply, sleeps  # noqa: F401
@@ -183,7 +182,8 @@ def test_nothing_kept_yet_is_no_interviews(tmp_path):
 
 
 def test_notebook_search_finds_this_sessions_and_drives_interviews(tmp_path, monkeypatch, capsys):
-    from igot import colab, gdoc
+    from igot import colab
+    from igot.outputs import gdoc
 
     here = interview()  # made in this session, no Doc yet
     here.source.title = "Entrevista com o Caio"

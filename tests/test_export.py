@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from igot.errors import IgotError
-from igot.export import (
+from igot.outputs.export import (
     format_clock,
     format_srt_time,
     format_vtt_time,
@@ -318,7 +318,7 @@ def test_backchannel_phrase_after_its_sentence_in_subtitles_and_documents():
     """A back-channel's phrase comes after the sentence it interrupted though it started
     earlier: cues stay in start-time order (WebVTT requires it) and never overlap, and every
     export (the Google Doc's HTML too) reads sentence, then "yeah", then the next sentence."""
-    from igot.speakers import assign_speakers
+    from igot.speakers.phrases import assign_speakers
     from igot.transcript import SpeakerTurn
 
     words = [Word(w, 0.6 * i, 0.6 * i + 0.4) for i, w in enumerate(
@@ -334,7 +334,7 @@ def test_backchannel_phrase_after_its_sentence_in_subtitles_and_documents():
             assert s1 < e1 <= s2 < e2
         assert [text.split(": ", 1)[1] for *_, text in cues][-2:] == ["yeah", "Why?"]
         assert cues[-3][2].endswith("steps.")
-    from igot.gdoc import doc_html
+    from igot.outputs.gdoc import doc_html
 
     for page in (to_markdown(t), to_html(t), doc_html(t)):
         assert page.index("all the steps.") < page.index("yeah") < page.index("Why?")

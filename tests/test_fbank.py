@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from igot.diarize import diarize
-from igot.speaker_features import Features, window_features
+from igot.speakers.diarize import diarize
+from igot.speakers.features import Features, window_features
 
 GOLDEN = Path(__file__).parent / "data" / "fbank" / "golden.npz"
 

@@ -26,10 +26,9 @@ from google.auth.exceptions import RefreshError
 from google.oauth2.credentials import Credentials as UserCredentials
 from google_auth_oauthlib.flow import InstalledAppFlow
 
-from igot import gdoc
 from igot.errors import IgotError
-from igot.export import format_clock
-from igot.gdoc import (
+from igot.outputs import gdoc
+from igot.outputs.gdoc import (
     FOLDER,
     GOOGLE_DOC,
     RETRIES,
@@ -40,6 +39,7 @@ from igot.gdoc import (
     find_folder,
     upload_doc,
 )
+from igot.text import format_clock
 from tests.test_export import NASTY, link, make_transcript, summarised
 
 DATA = Path(__file__).parent / "data" / "drive"
@@ -225,7 +225,7 @@ def test_doc_html_without_speakers_or_speech():
 
 
 def test_doc_html_two_hour_interview_is_quick_and_small():
-    from tests.long_transcript import long_interview
+    from igot_dev.long_transcript import long_interview
 
     t = long_interview(hours=2.0)
     assert len(t.phrases) > 1000 and len(t.words) > 15000

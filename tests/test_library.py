@@ -15,11 +15,12 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from igot import library
 from igot.cli import DEMO_VIDEO_URL, main
-from igot.export import format_clock, to_html
-from igot.library import load_interviews, normalize, parse_query, search, write_library
+from igot.outputs import library
+from igot.outputs.export import to_html
+from igot.outputs.library import load_interviews, normalize, parse_query, search, write_library
 from igot.pipeline import RunOptions, run
+from igot.text import format_clock
 from igot.transcript import Phrase, Speaker, Transcript
 from tests.test_export import link, make_transcript
 
@@ -225,7 +226,7 @@ HITS_JS = """[...document.querySelectorAll('#hits .hit')].map(li => ({
 
 
 def test_library_page_searches_in_chromium(archive, tmp_path):
-    from tests.browser import Browser
+    from igot_dev.browser import Browser
 
     interviews = load_interviews(archive)
     radio = next(iv for iv in interviews if iv.name == "Radio phone-in")
@@ -312,7 +313,7 @@ def interview_named(title: str, *texts: str, speakers=("Ana Conceição", "Bruno
 def test_empty_and_unreadable_interviews_change_nothing_for_the_others(tmp_path):
     """The issue's library: interviews with no phrases (silence, noise, a 0.3 s clip) among others,
     and interview files that are damaged or from a newer iGot: each hit shows the phrase that matched."""
-    from tests.browser import Browser
+    from igot_dev.browser import Browser
 
     folder = tmp_path / "out"
     folder.mkdir()
@@ -357,7 +358,7 @@ def test_empty_and_unreadable_interviews_change_nothing_for_the_others(tmp_path)
 
 
 def export_slug(t: Transcript) -> str:
-    from igot.export import slugify
+    from igot.outputs.export import slugify
 
     return slugify(t.source.title)
 
@@ -372,7 +373,7 @@ def type_slowly(tab, text: str) -> None:
 
 
 def test_the_search_is_in_the_address_for_bookmarks_links_and_the_back_button(tmp_path):
-    from tests.browser import Browser
+    from igot_dev.browser import Browser
 
     folder = tmp_path / "out"
     folder.mkdir()

@@ -12,8 +12,8 @@ import unicodedata
 from pathlib import Path
 from urllib.parse import quote_plus
 
-from igot.export import slugify
-from igot.library import write_library
+from igot.outputs.export import slugify
+from igot.outputs.library import write_library
 from igot.transcript import Phrase, Source, Speaker, Transcript
 from tests.test_library import HITS_JS, cli
 
@@ -29,7 +29,7 @@ PUNCTUATION = [".", ",", "?", "!", "…", " —", ":", ""]
 
 
 def fold(text: str) -> str:
-    """The test's own idea of 'accent- and case-insensitive': no code shared with igot.library."""
+    """The test's own idea of 'accent- and case-insensitive': no code shared with igot.outputs.library."""
     return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c)).lower()
 
 
@@ -125,7 +125,7 @@ SHOW_ALL = "(() => { const more = document.getElementById('more'); while (!more.
 
 
 def test_page_hits_hold_every_term_and_equal_igot_search(tmp_path):
-    from tests.browser import Browser
+    from igot_dev.browser import Browser
 
     rng = random.Random(SEED)
     browser = Browser(tmp_path)

@@ -4,7 +4,7 @@ Exports must stay quick and small for long interviews, and on the HTML page ever
 be a link a reader can actually click: rendered, visible, not covered by anything, pointing at
 its second of the video.
 
-The browser is Debian's headless Chromium, driven by Playwright (tests/browser.py tells why).
+The browser is Debian's headless Chromium, driven by Playwright (igot_dev/browser.py tells why).
 Screenshots are decoded with Pillow.
 
 No request ever leaves the machine: every request to another host, the video's included, is
@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from igot.export import to_html, write_exports
 from igot.links import link_at
-from tests.browser import HEIGHT, WIDTH, Browser
-from tests.long_transcript import long_interview
+from igot.outputs.export import to_html, write_exports
+from igot_dev.browser import HEIGHT, WIDTH, Browser
+from igot_dev.long_transcript import long_interview
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"  # kept after the run, for people and CI to look at
@@ -73,7 +73,7 @@ def test_generated_interview_looks_like_two_hours_of_real_speech(interview):
 
 # --- every export, quickly --------------------------------------------------------------------
 def test_all_exports_of_a_two_hour_interview_are_quick_and_small(interview, tmp_path):
-    from igot.gdoc import SIMPLE_UPLOAD_LIMIT, doc_html
+    from igot.outputs.gdoc import SIMPLE_UPLOAD_LIMIT, doc_html
 
     t0, c0 = time.perf_counter(), time.process_time()
     paths = write_exports(interview, tmp_path, "long-interview")

@@ -10,7 +10,7 @@ import wave
 import pytest
 
 from igot.errors import IgotError
-from igot.nemo_diarize import (
+from igot.speakers.sortformer import (
     MAX_SPEAKERS,
     STREAMING,
     TooManySpeakers,
@@ -22,7 +22,7 @@ from igot.nemo_diarize import (
     parse_turns,
 )
 from igot.transcript import SpeakerTurn
-from tests.tiny_models import save_tiny_sortformer
+from igot_dev.tiny_models import save_tiny_sortformer
 
 
 @pytest.fixture(scope="module")

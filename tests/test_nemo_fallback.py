@@ -72,7 +72,7 @@ def test_auto_uses_senko_when_the_sortformer_cannot_be_loaded(models, devdata, w
     """NeMo imports (the real one), but the model cannot be had (no connection to the hub, a bad
     file): "auto" says so in one line and the speakers come from senko; "nemo" stops with the error."""
     from igot.errors import IgotError
-    from igot.hub import Hub
+    from igot.runtime.hub import Hub
 
     wav = wav16k(devdata / "picovoice_falcon/test.flac")
     missing = str(tmp_path / "not-downloaded.nemo")

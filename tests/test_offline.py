@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from igot import hub
 from igot.errors import IgotError
 from igot.pipeline import RunOptions, run
-from tests.tiny_models import save_tiny_punctuator, save_tiny_wav2vec2
+from igot.runtime import hub
+from igot_dev.tiny_models import save_tiny_punctuator, save_tiny_wav2vec2
 from tests.webserver import serve
 
 ROOT = Path(__file__).resolve().parents[1]

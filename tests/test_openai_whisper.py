@@ -13,9 +13,9 @@ from dataclasses import asdict
 import pytest
 import torch
 
+from igot.asr.transcribe import load_whisper, transcribe
 from igot.cli import main
 from igot.errors import IgotError
-from igot.transcribe import load_whisper, transcribe
 
 
 @pytest.fixture(scope="module")

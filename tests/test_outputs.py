@@ -1,4 +1,4 @@
-"""One change, every copy: igot.outputs.save (what a run, naming, the summary, the notebook and
+"""One change, every copy: igot.outputs.store.save (what a run, naming, the summary, the notebook and
 `igot rename` all call) writes the exports and the library page and, for an interview in Drive,
 updates its Doc, Sheet row and kept JSON; all of it or none. Drive is a recorded exchange, as
 in tests/test_gdoc.py."""
@@ -11,11 +11,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from igot import outputs
 from igot.errors import IgotError
-from igot.gdoc import GOOGLE_DOC, SHEET_COLUMNS
-from igot.library import load_interviews, search
-from igot.speakers import name_speakers
+from igot.outputs import store
+from igot.outputs.gdoc import GOOGLE_DOC, SHEET_COLUMNS
+from igot.outputs.library import load_interviews, search
+from igot.speakers.phrases import name_speakers
 from igot.transcript import SummaryPoint, Transcript
 from tests.test_drive_repository import DOC_URL, KEPT_JSON, exported, sent_rows
 from tests.test_export import make_transcript
@@ -47,18 +47,18 @@ def library_names(folder, interview: str = "Entrevista com a Joana — São Paul
 def library(tmp_path):
     """An output folder with two interviews, as two runs left it."""
     folder = tmp_path / "out"
-    outputs.save(interview(), folder, STEM)
+    store.save(interview(), folder, STEM)
     other = make_transcript()
     other.source.title = "Entrevista com o Caio"
     other.info["created"] = "2025-03-21T09:00:00Z"
-    outputs.save(other, folder, "caio")
+    store.save(other, folder, "caio")
     return folder
 
 
 def test_naming_reaches_the_files_and_the_library_page_and_keeps_the_date(library):
     t = Transcript.load(library / f"{STEM}.json")
     named = name_speakers(t, ["Ana", "Bruno", "Ana"])  # Joana is Ana, split in two
-    saved = outputs.save(named, library, STEM)
+    saved = store.save(named, library, STEM)
     assert set(saved.files) == {"json", "html", "md", "srt", "vtt"} and saved.doc is None
     assert [s.name for s in Transcript.load(library / f"{STEM}.json").speakers] == ["Ana", "Bruno"]
     assert ">Joana<" not in (library / f"{STEM}.html").read_text() and "Ana: Olá" in (library / f"{STEM}.srt").read_text()
@@ -72,9 +72,9 @@ def test_naming_reaches_the_files_and_the_library_page_and_keeps_the_date(librar
 
 def test_a_transcript_without_a_date_keeps_the_first_one(tmp_path):
     t = make_transcript()
-    first = outputs.save(t, tmp_path, STEM).transcript.info["created"]
+    first = store.save(t, tmp_path, STEM).transcript.info["created"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", first)
-    again = outputs.save(make_transcript(), tmp_path, STEM)  # a transcript that never saw the first
+    again = store.save(make_transcript(), tmp_path, STEM)  # a transcript that never saw the first
     assert again.transcript.info["created"] == first
 
 
@@ -96,7 +96,7 @@ def test_a_change_to_an_interview_in_drive_updates_its_doc_row_and_kept_json(lib
         reply("files-list-sheet-found.json"), exported(), reply("sheet-created.json"),  # the row replaced
         reply("files-list-found.json"), found(KEPT_JSON), reply("json-created.json"),  # the kept JSON replaced
     )
-    saved = outputs.save(named, library, STEM, service=service)
+    saved = store.save(named, library, STEM, service=service)
     assert saved.doc == DOC_URL
     look, doc, _, _, sheet, _, _, kept = http.sent
     assert urlsplit(look.uri).path == f"/drive/v3/files/{DOC}" and look.method == "GET"
@@ -128,7 +128,7 @@ def test_a_first_doc_is_recorded_so_later_changes_update_it(tmp_path):
         reply("files-list-empty.json"), reply("sheet-created.json"),
         reply("files-list-empty.json"), reply("igot-folder-created.json"), reply("files-list-empty.json"), reply("json-created.json"),
     )
-    saved = outputs.save(interview(), tmp_path, STEM, drive_folder="Research/Onboarding", doc_name="Onboarding – Joana",
+    saved = store.save(interview(), tmp_path, STEM, drive_folder="Research/Onboarding", doc_name="Onboarding – Joana",
                          service=service)
     assert multipart(http.sent[3])[0] == {"name": "Onboarding – Joana", "mimeType": GOOGLE_DOC, "parents": [NEW_FOLDER]}
     here = Transcript.load(tmp_path / f"{STEM}.json")
@@ -144,7 +144,7 @@ def test_a_doc_deleted_by_the_user_is_made_again(library):
     service, http = drive(reply("error-404-notFound.json"), reply("doc-created.json"), reply("files-list-sheet-found.json"), exported(),
                           reply("sheet-created.json"), reply("files-list-found.json"), found(KEPT_JSON),
                           reply("json-created.json"))
-    outputs.save(Transcript.load(library / f"{STEM}.json"), library, STEM, service=service)
+    store.save(Transcript.load(library / f"{STEM}.json"), library, STEM, service=service)
     make = http.sent[1]
     assert make.method == "POST" and multipart(make)[0] == {"name": "Entrevista com a Joana — São Paulo", "mimeType": GOOGLE_DOC,
                                                            "parents": [RESEARCH]}
@@ -157,8 +157,8 @@ def test_all_or_nothing_when_drive_refuses(library, sleeps):
     service, http = drive(({"status": "200"}, json.dumps({"id": DOC, "trashed": False})), reply("doc-created.json"),
                           reply("files-list-sheet-found.json"), reply("error-403-appNotAuthorizedToFile.json"),
                           reply("doc-created.json"))
-    with pytest.raises(outputs.DriveUnchanged, match="could not be updated.*Nothing was changed[.]") as err:
-        outputs.save(named, library, STEM, service=service)
+    with pytest.raises(store.DriveUnchanged, match="could not be updated.*Nothing was changed[.]") as err:
+        store.save(named, library, STEM, service=service)
     assert "\n" not in str(err.value) and "folders it created itself" in str(err.value)
     assert snapshot(library) == before and not list(library.glob(".*.tmp"))  # no file changed, no temp left
     # The Doc, updated before the Sheet refused, has the transcript as it was again.
@@ -171,7 +171,7 @@ def test_all_or_nothing_when_drive_refuses(library, sleeps):
     service, http = drive(reply("doc-created.json"), reply("files-list-sheet-found.json"),
                           reply("error-403-appNotAuthorizedToFile.json"), ({"status": "204"}, b""))
     with pytest.raises(IgotError, match="Nothing was changed"):
-        outputs.save(fresh, library, "new-one", drive_folder=RESEARCH, service=service)
+        store.save(fresh, library, "new-one", drive_folder=RESEARCH, service=service)
     assert http.sent[-1].method == "DELETE" and urlsplit(http.sent[-1].uri).path == f"/drive/v3/files/{DOC}"
     assert snapshot(library) == before
 
@@ -184,7 +184,7 @@ def test_all_or_nothing_when_a_file_cannot_be_written(library):
     before.pop(f"{STEM}.srt")
     service, http = drive(reply("doc-created.json"), ({"status": "204"}, b""))
     with pytest.raises(IgotError, match=f"{STEM}.srt: a folder of that name is in the way.*Nothing was changed"):
-        outputs.save(name_speakers(interview(), ["Ana", "Bruno", "Ana"]), library, STEM, drive_folder=RESEARCH, service=service)
+        store.save(name_speakers(interview(), ["Ana", "Bruno", "Ana"]), library, STEM, drive_folder=RESEARCH, service=service)
     assert [s.method for s in http.sent] == ["POST", "DELETE"]
     assert snapshot(library) == before and not list(library.glob(".*.tmp"))
 

@@ -10,10 +10,10 @@ import threading
 import pytest
 
 from igot.cli import demo
-from igot.evaluate import attribution_accuracy
 from igot.pipeline import Models, RunOptions, run
 from igot.transcript import SpeakerTurn
-from tests.synth import speaker_turns
+from igot_dev.evaluate import attribution_accuracy
+from igot_dev.synth import speaker_turns
 from tests.webserver import serve
 
 
@@ -58,7 +58,7 @@ def test_resume_after_interruption(conversation, models, tmp_path):
     wav, _ = conversation
     options = RunOptions(model="bundled:tiny.en", language="en", progress=False)
     shared = Interrupted(keep=True)
-    shared._loaded = {k: v for k, v in models._loaded.items() if k[0] == "whisper"}  # already loaded: keeps the test fast
+    shared.share(models, "whisper")  # already loaded: keeps the test fast
     with pytest.raises(KeyboardInterrupt):
         run(str(wav), tmp_path, options, models=shared, log=lambda m: None)
     assert not (tmp_path / "interview.json").exists()
@@ -100,7 +100,7 @@ def test_run_with_alignment_and_punctuation_models(conversation, models, tmp_pat
     """`igot run` with model folders saved like downloads: a wav2vec2 aligner and a punctuation
     classifier (tiny, random: times and marks are noise, the stages and their wiring are real)."""
     from igot.cli import main
-    from tests.tiny_models import save_tiny_punctuator, save_tiny_wav2vec2
+    from igot_dev.tiny_models import save_tiny_punctuator, save_tiny_wav2vec2
 
     aligner = save_tiny_wav2vec2(tmp_path / "aligner")
     punctuator = save_tiny_punctuator(tmp_path / "punctuator")
@@ -145,7 +145,7 @@ def test_run_with_nemo_sortformer(devdata, tmp_path, capsys):
     """`igot run --diarizer nemo` with a tiny Sortformer saved as a .nemo and restored by the
     code that restores the downloaded one (speakers are noise, the plumbing is real)."""
     from igot.cli import main
-    from tests.tiny_models import save_tiny_sortformer
+    from igot_dev.tiny_models import save_tiny_sortformer
 
     nemo = save_tiny_sortformer(tmp_path / "tiny.nemo")
     out = tmp_path / "out"
@@ -239,10 +239,10 @@ def test_models_load_one_at_a_time_across_threads():
         return "second model"
 
     results: dict[str, str] = {}
-    first = threading.Thread(target=lambda: results.update(a=models._get(("llm", "a"), slow_load)))
+    first = threading.Thread(target=lambda: results.update(a=models.get(("llm", "a"), slow_load)))
     first.start()
     assert first_started.wait(10)
-    second = threading.Thread(target=lambda: results.update(b=models._get(("aligner", "b"), quick_load)))
+    second = threading.Thread(target=lambda: results.update(b=models.get(("aligner", "b"), quick_load)))
     second.start()
     second.join(0.5)
     assert second.is_alive(), "the second load did not wait for the first"
@@ -250,7 +250,7 @@ def test_models_load_one_at_a_time_across_threads():
     first.join(10), second.join(10)
     assert order == ["first starts", "first done", "second starts"]
     assert results == {"a": "first model", "b": "second model"}
-    assert models._get(("llm", "a"), quick_load) == "first model"  # loaded once, then reused
+    assert models.get(("llm", "a"), quick_load) == "first model"  # loaded once, then reused
 
 
 def test_speaker_turns_are_kept_as_turns_and_a_kept_file_of_another_format_is_redone(conversation, models, tmp_path):

@@ -10,12 +10,20 @@ from dataclasses import replace
 import pytest
 
 from igot.errors import IgotError
-from igot.punctuate import (PUNCTUATION_MODEL, apply_labels, load_punctuator, plan_windows, predict_labels,
-                            punctuate, token_counts, windowed_labels)
+from igot.refine.punctuate import (
+    PUNCTUATION_MODEL,
+    apply_labels,
+    load_punctuator,
+    plan_windows,
+    predict_labels,
+    punctuate,
+    token_counts,
+    windowed_labels,
+)
 from igot.text import join_words
 from igot.transcript import Phrase, Source, Transcript, Word
-from tests.tiny_models import PUNCTUATION_LABELS as ID2LABEL, SENTENCES, save_tiny_punctuator
-
+from igot_dev.tiny_models import PUNCTUATION_LABELS as ID2LABEL
+from igot_dev.tiny_models import SENTENCES, save_tiny_punctuator
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from igot.export import to_html, to_markdown, to_srt, to_vtt, write_exports
-from igot.speakers import add_links, assign_speakers, name_speakers, parse_names
+from igot.outputs.export import to_html, to_markdown, to_srt, to_vtt, write_exports
+from igot.speakers.phrases import add_links, assign_speakers, name_speakers, parse_names
 from igot.transcript import Citation, Phrase, Source, Speaker, SpeakerTurn, SummaryPoint, Transcript
 from tests.test_speakers import whisper_output, words_at
 

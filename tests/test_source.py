@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from igot.audio import convert_to_wav
 from igot.errors import IgotError
-from igot.source import explain_download_error, fetch
+from igot.media.audio import convert_to_wav
+from igot.media.source import explain_download_error, fetch
 from tests.webserver import serve
 
 

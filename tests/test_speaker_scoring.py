@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from igot.evaluate import diarization_errors, right_speaker_share, speaker_jers
 from igot.transcript import SpeakerTurn as T
+from igot_dev.evaluate import diarization_errors, right_speaker_share, speaker_jers
 
 
 def test_perfect_answer_scores_zero_whatever_the_names():
@@ -54,8 +54,8 @@ def test_splitting_or_merging_people_costs_words():
 
 
 def test_transcript_words_are_scored_against_the_words_said_at_that_moment():
-    from igot.evaluate import align_words
     from igot.transcript import Word as W
+    from igot_dev.evaluate import align_words
 
     said = [W("Hello", 0.0, 0.4), W("there.", 0.4, 0.8), W("Yeah", 0.6, 0.9), W("so", 1.0, 1.2), W("the", 1.2, 1.3), W("plan", 1.3, 1.7)]
     # The transcript drops the "yeah" said over "there", mishears "plan" as "plant" and, 4 s

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from igot.errors import IgotError
-from igot.speakers import add_links, assign_speakers, name_speakers, parse_names
+from igot.speakers.phrases import add_links, assign_speakers, name_speakers, parse_names
 from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
 
 
@@ -181,7 +181,7 @@ def test_tuned_values_are_options_a_sweep_replaces():
     the rule follows it, the defaults staying what a run uses."""
     from dataclasses import replace
 
-    from igot.speakers import SpeakerOptions
+    from igot.speakers.phrases import SpeakerOptions
 
     # No punctuation (a language the punctuation model lacks): a 1.5 s pause within one speaker's words.
     t = whisper_output([("so", 0.0, 0.3), ("we", 0.3, 0.5), ("started", 0.5, 1.0), ("then", 2.5, 2.8), ("stopped", 2.8, 3.3)])

@@ -17,19 +17,20 @@ from pathlib import Path
 import pytest
 
 from igot.errors import IgotError
-from igot.export import to_html, to_markdown
 from igot.links import link_at
-from igot.summarize import (
+from igot.outputs.export import to_html, to_markdown
+from igot.summary.summarize import (
     DEFAULT_PROMPT,
     LLM,
     MERGE_PROMPT,
-    load_error,
+    SummaryOptions,
     check_point,
     check_points,
     fill_prompt,
     find_phrase,
     find_quote,
     language_name,
+    load_error,
     load_llm,
     parse_bullets,
     pick_dtype,
@@ -38,11 +39,10 @@ from igot.summarize import (
     split_transcript,
     summarize,
     transcript_pieces,
-    SummaryOptions,
 )
 from igot.transcript import Citation, Phrase, Source, Speaker, Transcript
-from tests.long_transcript import long_interview
-from tests.tiny_models import save_tiny_gemma3
+from igot_dev.long_transcript import long_interview
+from igot_dev.tiny_models import save_tiny_gemma3
 
 VIDEO = "https://www.youtube.com/watch?v=abc123defgh"
 
@@ -427,12 +427,12 @@ def test_close_frees_the_model():
 
 @pytest.mark.filterwarnings("error::FutureWarning")  # e.g. an argument transformers is about to remove
 def test_our_decode_loop_writes_generates_greedy_tokens_past_the_sliding_window(tiny_gemma: LLM):
-    """igot/decode.py (static cache, our own masks; on a GPU, CUDA graphs) against transformers'
+    """igot/summary/decode.py (static cache, our own masks; on a GPU, CUDA graphs) against transformers'
     own greedy generate(): a prompt shorter than the sliding window (32 tokens) that decodes past
     it, next to a long one, padded together in one call; with nothing transformers warns will go."""
     import torch
 
-    from igot import decode
+    from igot.summary import decode
 
     llm = tiny_gemma
     window = llm.model.config.sliding_window

@@ -8,32 +8,18 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-try:
-    from tests.synth import (
-        ENGLISH_INTERVIEW,
-        ENGLISH_VOICES,
-        PORTUGUESE_INTERVIEW,
-        PORTUGUESE_VOICES,
-        SpokenWord,
-        espeak_available,
-        reference_text,
-        speaker_turns,
-        synth_conversation,
-        synth_sentence_wav,
-    )
-except ImportError:  # tests/ on sys.path rather than the repo root
-    from synth import (  # type: ignore[no-redef]
-        ENGLISH_INTERVIEW,
-        ENGLISH_VOICES,
-        PORTUGUESE_INTERVIEW,
-        PORTUGUESE_VOICES,
-        SpokenWord,
-        espeak_available,
-        reference_text,
-        speaker_turns,
-        synth_conversation,
-        synth_sentence_wav,
-    )
+from igot_dev.synth import (
+    ENGLISH_INTERVIEW,
+    ENGLISH_VOICES,
+    PORTUGUESE_INTERVIEW,
+    PORTUGUESE_VOICES,
+    SpokenWord,
+    espeak_available,
+    reference_text,
+    speaker_turns,
+    synth_conversation,
+    synth_sentence_wav,
+)
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng not installed")
 

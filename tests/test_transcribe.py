@@ -7,9 +7,9 @@ import csv
 import numpy as np
 import pytest
 
+from igot.asr.transcribe import load_whisper, transcribe
 from igot.errors import IgotError
-from igot.evaluate import word_error_rate
-from igot.transcribe import load_whisper, transcribe
+from igot_dev.evaluate import word_error_rate
 
 
 def english_recordings(devdata):
@@ -111,8 +111,8 @@ def test_no_stretch_of_speech_is_left_out(devdata, wav16k, tiny_en, batched):
     (batch_size set), and one window after the other as on a CPU."""
     from dataclasses import replace
 
-    from igot.audio import load_audio
-    from igot.transcribe import untranscribed_speech
+    from igot.asr.transcribe import untranscribed_speech
+    from igot.media.audio import load_audio
 
     wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.flac")
     t = transcribe(wav, replace(tiny_en, batch_size=4) if batched else tiny_en, language="en", progress=False)
@@ -124,12 +124,12 @@ def test_no_stretch_of_speech_is_left_out(devdata, wav16k, tiny_en, batched):
 def test_long_recording_is_transcribed_piece_by_piece(devdata, wav16k, tiny_en, monkeypatch):
     """Pieces are cut in silences and put back in the recording's time: the same words, in
     order, as in one go (here 15 s pieces stand in for the 10 minutes of a real run)."""
-    import igot.audio
-    from igot.audio import pieces
+    import igot.media.audio
+    from igot.media.audio import pieces
 
     wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.flac")
     whole = transcribe(wav, tiny_en, language="en", progress=False)
-    monkeypatch.setattr(igot.audio, "PIECE_SECONDS", 15.0)
+    monkeypatch.setattr(igot.media.audio, "PIECE_SECONDS", 15.0)
     assert len(pieces(wav)) == 3
     pieced = transcribe(wav, tiny_en, language="en", progress=False)
     words = pieced.words
@@ -142,7 +142,7 @@ def joined_recordings(devdata, wav16k, tmp_path, names_and_pauses) -> tuple:
     """Dev recordings one after another with pauses: a conversation-length WAV and its reference."""
     import wave
 
-    from igot.audio import SAMPLE_RATE, load_audio
+    from igot.media.audio import SAMPLE_RATE, load_audio
 
     pairs = dict((p.stem, (p, clean_reference(r))) for p, r in english_recordings(devdata))
     audio, text = [], []
@@ -166,7 +166,7 @@ def test_as_accurate_as_faster_whisper_alone(devdata, wav16k, tiny_en, tmp_path)
     only the uncovered part and put it in the wrong place); iGot now 0.02. The margin of 0.02
     (one word in 50) allows batched decoding's word-level differences and catches any lost
     sentence (12 % of the words here)."""
-    from igot.audio import load_audio
+    from igot.media.audio import load_audio
 
     wav, reference = joined_recordings(devdata, wav16k, tmp_path, [
         ("jfk", 0.7), ("2412-153948-0000", 1.5), ("LDC93S1", 0.4), ("LJ001-0001", 2.5), ("LJ001-0002", 1.0)])

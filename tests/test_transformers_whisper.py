@@ -18,17 +18,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from igot import transcribe as engine
-from igot import whisper_transformers
-from igot.audio import SAMPLE_RATE, load_audio
+from igot.asr import transcribe as engine
+from igot.asr import whisper_transformers
+from igot.asr.transcribe import default_engine, load_whisper, transcribe
 from igot.errors import IgotError
-from igot.transcribe import default_engine, load_whisper, transcribe
-from tests.tiny_models import TINY, save_random_whisper, whisper_tokenizer
+from igot.media.audio import SAMPLE_RATE, load_audio
+from igot_dev.tiny_models import TINY, save_random_whisper, whisper_tokenizer
+
 
 # The first language-specific token id after which large-v3 added <|yue|>, shifting all later ids.
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
-    from igot.offline import whisper_model_dir
+    from igot.runtime.bundled import whisper_model_dir
 
     return whisper_tokenizer(whisper_model_dir("base"), tmp_path_factory.mktemp("whisper-tokenizer"))
 

@@ -13,15 +13,14 @@ import wave
 import numpy as np
 import pytest
 
-from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio
 from igot.cli import main, summary_line
 from igot.errors import IgotError
+from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio
 from igot.pipeline import RunOptions, run
-from igot.speakers import name_speakers
-from igot.transcript import Phrase, Source, Speaker, SpeakerTurn, Transcript, Word
-from igot.voices import (
-    HeardVoice,
+from igot.speakers.phrases import name_speakers
+from igot.speakers.voices import (
     Heard,
+    HeardVoice,
     Person,
     Voices,
     load_voices,
@@ -31,6 +30,7 @@ from igot.voices import (
     voices_path,
     voices_to_json,
 )
+from igot.transcript import Phrase, Source, Speaker, SpeakerTurn, Transcript, Word
 from tests.test_gdoc import NEW_FOLDER, drive, multipart, reply
 
 QUICK = dict(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False)
@@ -184,7 +184,7 @@ def test_remembered_voices_kept_in_drive_join_those_already_there(tmp_path):
     """The first time a library's voices go to a Drive folder, the voices an earlier Colab
     session kept there are added, and the folder is noted (forgetting reaches it); a later
     session reads them back."""
-    from igot.gdoc import fetch_voices, put_voices
+    from igot.outputs.gdoc import fetch_voices, put_voices
 
     mine, theirs = remembered(Ana=voice(1, 0)), remembered(Bruno=voice(0, 1))
     kept_there = {"status": "200", "content-type": "application/json"}, voices_to_json(theirs).encode()
@@ -226,7 +226,7 @@ def test_forgetting_a_voice_kept_in_drive_without_a_sign_in_changes_nothing(tmp_
 def test_a_later_colab_session_recognises_the_voices_kept_in_drive(tmp_path, monkeypatch, capsys):
     """Colab's disk starts empty each session: the voices come back from the Drive folder; a
     session that has its own already asks Drive nothing."""
-    import igot.gdoc
+    import igot.outputs.gdoc
     from igot.colab import voices_from_drive
 
     kept = remembered(Ana=voice(1, 0))
@@ -234,8 +234,8 @@ def test_a_later_colab_session_recognises_the_voices_kept_in_drive(tmp_path, mon
     answer = lambda body: ({"status": "200", "content-type": "application/json"}, body.encode())  # noqa: E731
     listing = answer(json.dumps({"files": [{"id": "1voices"}]}))
     service, http = drive(listing, listing, answer(voices_to_json(kept)))
-    monkeypatch.setattr(igot.gdoc, "credentials", lambda *args: "the Colab user's sign-in")
-    monkeypatch.setattr(igot.gdoc, "drive_service", lambda *args, **kwargs: service)
+    monkeypatch.setattr(igot.outputs.gdoc, "credentials", lambda *args: "the Colab user's sign-in")
+    monkeypatch.setattr(igot.outputs.gdoc, "drive_service", lambda *args, **kwargs: service)
     out = tmp_path / "igot-output"
     voices_from_drive(f"https://drive.google.com/drive/folders/{NEW_FOLDER}", out)
     assert [p.name for p in load_voices(out).people] == ["Ana"] and "Voices remembered in" in capsys.readouterr().out

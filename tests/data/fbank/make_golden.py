@@ -1,9 +1,9 @@
 """Write golden.npz: senko 0.2.2's own C++ filterbank output, which tests/test_fbank.py compares
-igot.speaker_features against.
+igot.speakers.features against.
 
 senko's PyPI wheel crashes on CPUs without AVX-512, so this needs senko built from source
 (`pip install --no-binary senko --no-deps --force-reinstall senko==0.2.2`), or a machine with
-AVX-512. Run from the repository root: python tests/data/fbank/make_golden.py
+AVX-512. Run from the repository root: python -m tests.data.fbank.make_golden
 
 Windows: 3 of senko's own 1.5 s windows over detected speech in a 4-speaker dev recording, and
 the edge cases (very start, cut by the end, shorter than one 25 ms frame, starting before 0 s,
@@ -13,7 +13,6 @@ whichever thread finished first).
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import wave
 from pathlib import Path
@@ -21,9 +20,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT))
 
-from igot.audio import convert_to_wav  # noqa: E402
+from igot.media.audio import convert_to_wav  # noqa: E402
 
 RECORDING = "pyaudioanalysis/diarizationExample.flac"
 

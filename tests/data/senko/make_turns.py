@@ -2,20 +2,18 @@
 dev recording with more than one person, which tests/test_diarize.py compares iGot's turns against.
 
 senko's PyPI wheel crashes on CPUs without AVX-512 (its C++ feature library), so this runs on a
-machine with AVX-512. Run from the repository root: python tests/data/senko/make_turns.py
+machine with AVX-512. Run from the repository root: python -m tests.data.senko.make_turns
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT))
 
-from igot.audio import convert_to_wav  # noqa: E402
+from igot.media.audio import convert_to_wav  # noqa: E402
 
 RECORDINGS = ["ami_meetings/trn0%d.flac" % k for k in range(10)] + [
     "pyaudioanalysis/diarizationExample.flac", "pyaudioanalysis/diarizationExample2.flac", "picovoice_falcon/test.flac"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from igot.audio import SAMPLE_RATE
+from igot.media.audio import SAMPLE_RATE
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # a character vocabulary like facebook/wav2vec2-base-960h's: <pad> is the CTC blank, '|' the word delimiter
@@ -23,8 +23,13 @@ SENTENCES = [
 def save_tiny_wav2vec2(folder: Path, vocab: dict[str, int] = WAV2VEC2_VOCAB) -> Path:
     """A 1-layer Wav2Vec2ForCTC with its processor, as save_pretrained writes them."""
     import torch
-    from transformers import (Wav2Vec2Config, Wav2Vec2CTCTokenizer, Wav2Vec2FeatureExtractor, Wav2Vec2ForCTC,
-                              Wav2Vec2Processor)
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+        Wav2Vec2Processor,
+    )
 
     folder.mkdir(parents=True, exist_ok=True)
     vocab_file = folder.parent / f"{folder.name}-vocab.json"
@@ -74,7 +79,7 @@ def sortformer_config(tiny: bool = True) -> dict:
     """The `model` section of diar_streaming_sortformer_4spk-v2's published yaml (no training
     data, optimiser or trainer); tiny: the same layout at toy size (1-layer Conformer of width
     32, 1-layer Transformer of width 16), for tests."""
-    from igot.nemo_diarize import MAX_SPEAKERS
+    from igot.speakers.sortformer import MAX_SPEAKERS
 
     fc, tf = (32, 16) if tiny else (512, 192)
     return {
@@ -159,8 +164,13 @@ def save_random_whisper(folder: Path, tokenizer, *, d_model, encoder_layers, dec
     """A randomly initialised Whisper with these dimensions and the generation config of OpenAI's
     checkpoints (language and task tokens, timestamps, alignment heads), saved as a download is."""
     import torch
-    from transformers import (GenerationConfig, WhisperConfig, WhisperFeatureExtractor,
-                              WhisperForConditionalGeneration, WhisperProcessor)
+    from transformers import (
+        GenerationConfig,
+        WhisperConfig,
+        WhisperFeatureExtractor,
+        WhisperForConditionalGeneration,
+        WhisperProcessor,
+    )
     from transformers.models.whisper.tokenization_whisper import LANGUAGES
 
     vocab = tokenizer.get_vocab()

@@ -18,9 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from igot import export, library
-from igot import voices as voices_module  # `voices` is save()'s switch
+from igot.speakers import voices as voices_module  # `voices` is save()'s switch
 from igot.errors import IgotError
+from igot.outputs import export, library
 from igot.transcript import Transcript
 
 # What a transcript keeps from the file it replaces: where its Doc is, and when it was made.
@@ -69,7 +69,7 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
     where = None
     if drive and (drive_folder or isinstance(t.info.get("drive"), dict)):
         try:
-            from igot import gdoc  # the Google client is needed only here
+            from igot.outputs import gdoc  # the Google client is needed only here
 
             if service is None:
                 service = gdoc.drive_service(gdoc.credentials(client_secrets))
@@ -116,8 +116,8 @@ def _voices_after(before: Optional[Transcript], t: Transcript, folder: Path, ste
 
 
 def _senko() -> Any:
-    from igot.devices import pick_device
-    from igot.diarize import load_diarizer
+    from igot.runtime.devices import pick_device
+    from igot.speakers.diarize import load_diarizer
 
     return load_diarizer(pick_device("auto"))
 
@@ -127,7 +127,7 @@ def _voices_to_drive(service: Any, folder_id: str, folder: Path,
     """The library's voices kept beside the interview in its Drive folder (.igot/voices.json), so a
     later Colab session recognises them too; returns the voices to write here, when they changed
     (the first time, with those Drive already kept, and the Drive folder noted for forgetting)."""
-    from igot import gdoc
+    from igot.outputs import gdoc
 
     try:
         voices = remembered if remembered is not None else voices_module.load_voices(folder)

@@ -19,7 +19,8 @@ from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, 
 from urllib.parse import urlsplit
 
 from igot.errors import IgotError
-from igot.files import write_temp
+from igot.runtime.files import write_temp
+from igot.text import clean_text, format_clock
 from igot.transcript import Phrase, SummaryPoint, Transcript, Word
 
 FORMATS = ("json", "html", "md", "srt", "vtt")  # each is also the file extension
@@ -63,14 +64,6 @@ def slugify(title: str, max_length: int = 80) -> str:
     return slug or "interview"
 
 
-def format_clock(seconds: float) -> str:
-    """Time for reading: '1:23', or '1:02:03' past an hour."""
-    s = int(max(0.0, seconds))  # floor, like the second a video link lands on
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
 def _ms(seconds: float) -> int:
     return max(0, round(seconds * 1000))
 
@@ -93,11 +86,6 @@ def format_vtt_time(seconds: float) -> str:
 
 
 # --- shared helpers ---------------------------------------------------------------------------
-def clean_text(text: str) -> str:
-    """One line of text: a stray newline would end a subtitle cue or a Markdown paragraph."""
-    return " ".join(text.split())
-
-
 def safe_link(url: Optional[str]) -> Optional[str]:
     """Web, file and relative links only: a hand-edited JSON must not make a javascript: link."""
     if not url:
@@ -613,7 +601,7 @@ def write_exports(
 
     `summary`: what the HTML and Markdown show as the summary; None shows the transcript's own
     (which the JSON holds). For a transcript in a library (the library page, the Doc, the Sheet
-    kept in step), igot.outputs.save is the one to call."""
+    kept in step), igot.outputs.store.save is the one to call."""
     texts = render_exports(t, formats, summary=summary)
     paths = export_paths(out_dir, stem, texts)
     with staged({paths[fmt]: text for fmt, text in texts.items()}):

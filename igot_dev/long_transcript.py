@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from igot.links import video_kind_and_url
-from igot.speakers import add_links
+from igot.speakers.phrases import add_links
 from igot.text import join_words
 from igot.transcript import Phrase, Source, Speaker, SpeakerTurn, Transcript, Word
 
@@ -147,7 +147,7 @@ def long_interview(hours: float = 2.0, speakers: int = 3, seed: int = 0) -> Tran
             break
         t += rng.uniform(0.3, 1.5)  # a pause before the next person speaks
         speaker = _next_speaker(rng, speaker, speakers)
-        # Speakers are numbered in order of first appearance, as igot.speakers numbers them.
+        # Speakers are numbered in order of first appearance, as igot.speakers.phrases numbers them.
         first_unheard = f"S{len({p.speaker for p in phrases}) + 1}"
         if int(speaker[1:]) > int(first_unheard[1:]):
             speaker = first_unheard

@@ -18,9 +18,9 @@ import tarfile
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from igot.audio import SAMPLE_RATE, load_audio
 from igot.errors import IgotError, install_hint
-from igot.devices import pick_device
+from igot.media.audio import SAMPLE_RATE, load_audio
+from igot.runtime.devices import pick_device
 from igot.transcript import SpeakerTurn
 
 SORTFORMER_MODEL = "nvidia/diar_streaming_sortformer_4spk-v2"
@@ -90,7 +90,7 @@ def load_sortformer(model: Optional[str] = None, device: str = "auto", local_fil
     name = model or SORTFORMER_MODEL
     local = Path(name).expanduser()
     if local_files_only and not (name.endswith(".nemo") or local.exists()):  # the .nemo in the hub's cache
-        from igot.hub import cached
+        from igot.runtime.hub import cached
 
         snapshot = cached(name)
         found = sorted(snapshot.glob("*.nemo")) if snapshot else []

@@ -1,5 +1,5 @@
-"""A loaded Whisper model and how it runs, whichever engine runs it (igot.transcribe loads it;
-igot.whisper_transformers decodes with the transformers engine)."""
+"""A loaded Whisper model and how it runs, whichever engine runs it (igot.asr.transcribe loads it;
+igot.asr.whisper_transformers decodes with the transformers engine)."""
 
 from __future__ import annotations
 

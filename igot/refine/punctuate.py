@@ -16,8 +16,8 @@ from typing import Any, Callable, Optional, Sequence
 from tqdm.auto import tqdm
 
 from igot.errors import IgotError
+from igot.runtime.devices import pick_device
 from igot.text import join_words
-from igot.devices import pick_device
 from igot.transcript import Transcript
 
 PUNCTUATION_MODEL = "kredor/punctuate-all"

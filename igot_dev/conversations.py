@@ -15,21 +15,21 @@ from __future__ import annotations
 
 import json
 import wave
-from itertools import groupby
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from igot.audio import SAMPLE_RATE, convert_to_wav, load_audio
-from igot.evaluate import read_rttm, right_speaker_share
-from igot.speakers import assign_speakers
+from igot.asr.transcribe import transcribe
+from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio
+from igot.speakers.phrases import assign_speakers
 from igot.text import ends_sentence
-from igot.transcribe import transcribe
 from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
+from igot_dev.evaluate import read_rttm, right_speaker_share
 
-RECORDINGS = Path(__file__).resolve().parent / "data" / "recordings"
+RECORDINGS = Path(__file__).resolve().parents[1] / "tests" / "data" / "recordings"
 
 # Whole recordings of one person each, by language; the picovoice clip holds three people.
 ENGLISH = {

@@ -23,9 +23,9 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from igot.audio import SAMPLE_RATE, is_speech_wav, load_audio, read_window, wav_duration
-from igot.devices import pick_device
 from igot.errors import IgotError
+from igot.media.audio import SAMPLE_RATE, is_speech_wav, load_audio, read_window, wav_duration
+from igot.runtime.devices import pick_device
 from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Transcript, Word
 

@@ -17,11 +17,11 @@ from typing import Any, Optional
 import numpy as np
 from tqdm.auto import tqdm
 
-from igot.audio import SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
-from igot.devices import pick_device
+from igot.asr.whisper_model import BUNDLED_PREFIX, TranscriptionOptions, WhisperModel, check_language
 from igot.errors import IgotError, install_hint
+from igot.media.audio import SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
+from igot.runtime.devices import pick_device
 from igot.transcript import Phrase, Source, Transcript, Word
-from igot.whisper_model import BUNDLED_PREFIX, TranscriptionOptions, WhisperModel, check_language
 
 ENGINES = ("faster-whisper", "openai-whisper", "transformers")
 MODEL_NAMES = (
@@ -172,9 +172,9 @@ def _load_error(name: str, exc: Exception) -> IgotError:
 
 
 def _bundled_path(name: str) -> str:
-    from igot import offline
+    from igot.runtime import bundled
 
-    return str(offline.whisper_model_dir(name.removeprefix(BUNDLED_PREFIX)))
+    return str(bundled.whisper_model_dir(name.removeprefix(BUNDLED_PREFIX)))
 
 
 def transcribe(
@@ -216,7 +216,7 @@ def _transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progre
     if wm.engine == "faster-whisper":
         return _faster_whisper(wm, audio, language, vad, progress, len(audio) / SAMPLE_RATE, wm.windows_per_batch(options))
     if wm.engine == "transformers":
-        from igot import whisper_transformers
+        from igot.asr import whisper_transformers
 
         return whisper_transformers.transcribe_audio(wm, audio, language, vad, progress, options)
     return _openai_whisper(wm, audio, language, vad, progress)

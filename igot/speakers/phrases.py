@@ -17,6 +17,7 @@ from igot.links import link_at
 from igot.text import NO_SPACE_LANGUAGES, ends_sentence, join_words
 from igot.transcript import Phrase, Speaker, SpeakerTurn, Transcript, Word
 
+
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
                start: float, end: float, touching: Optional[Mapping[int, float]] = None,
                options: Optional[SpeakerOptions] = None) -> Optional[str]:

@@ -25,11 +25,11 @@ from typing import Any, Callable, Iterator, Optional
 
 from tqdm.auto import tqdm
 
-from igot import decode
-from igot.devices import free_memory, pick_device
 from igot.errors import IgotError, install_hint
-from igot.export import clean_text, format_clock
 from igot.links import link_at
+from igot.runtime.devices import free_memory, pick_device
+from igot.summary import decode
+from igot.text import clean_text, format_clock
 from igot.transcript import Citation, SummaryPoint, Transcript
 
 # Instruction-tuned, 32k context, 4 GB in float32: the largest Gemma 3 a free T4 runs (it needs
@@ -176,7 +176,6 @@ def attention_kernels(device: Any) -> Iterator[None]:
     and it builds a new execution plan for every key length it has not seen: with a growing KV
     cache that is every decode step, ~100 ms each (Gemma 3 1B on an H100: 155 ms a token instead
     of 57 once the lengths were seen; docs/findings.md, "cuDNN's attention off while generating")."""
-    import torch
 
     if not str(device).startswith("cuda"):
         yield

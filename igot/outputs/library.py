@@ -21,10 +21,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from igot import export
 from igot.errors import IgotError, install_hint
-from igot.files import write_atomic
 from igot.links import link_at
+from igot.outputs import export
+from igot.runtime.files import write_atomic
+from igot.text import clean_text, format_clock
 from igot.transcript import SCHEMA_VERSION, Transcript
 
 INDEX = "index.html"
@@ -80,7 +81,7 @@ class Interview:
 
     @property
     def name(self) -> str:
-        return export.clean_text(self.transcript.source.title) or self.path.stem
+        return clean_text(self.transcript.source.title) or self.path.stem
 
     @property
     def page(self) -> Path:
@@ -294,9 +295,9 @@ def search(interviews: Iterable[Interview], query: str | Query, speaker: str = "
             continue
         if language and (t.language or "") != language:
             continue
-        names = {s: export.clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in {p.speaker for p in t.phrases}}
+        names = {s: clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in {p.speaker for p in t.phrases}}
         padded = {s: f" {normalize(n)} " for s, n in names.items()}
-        texts = [export.clean_text(p.text) for p in t.phrases]
+        texts = [clean_text(p.text) for p in t.phrases]
         for i, (p, text, hay) in enumerate(zip(t.phrases, texts, _normalize_lines(texts))):
             if want_speaker and want_speaker not in padded[p.speaker]:
                 continue
@@ -354,17 +355,17 @@ def page_data(interviews: list[Interview], folder: Path) -> dict:
         out.append({
             "name": iv.name,
             "date": iv.date.date().isoformat(),
-            "duration": export.format_clock(t.length()) if t.length() else "",
+            "duration": format_clock(t.length()) if t.length() else "",
             "language": t.language or "",
-            "speakers": [export.clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in ids],
+            "speakers": [clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in ids],
             "spoken": iv.speaker_names(),
-            "summary": [export.clean_text(p if isinstance(p, str) else p.text) for p in points],
+            "summary": [clean_text(p if isinstance(p, str) else p.text) for p in points],
             "page": _relative(iv.page, folder),
             "video": video_link(t, 0) if (t.source.url or t.source.path) else None,
             "link": _link_parts(t),
             "t": [int(max(0.0, p.start)) for p in t.phrases],
             "s": [ids.index(p.speaker) for p in t.phrases],
-            "x": "\n".join(export.clean_text(p.text) for p in t.phrases),
+            "x": "\n".join(clean_text(p.text) for p in t.phrases),
         })
     return {"interviews": out}
 
@@ -394,7 +395,7 @@ def library_html(interviews: list[Interview], folder: Path, skipped: Sequence[Sk
         meta += export.facts_line(facts, e, lambda url: f'<a href="{e(url)}" target="_blank" rel="noopener">Open the video</a>',
                                   lambda _, name: e(name))
         points = export.summary_items(t, None)[:SUMMARY_POINTS]
-        summary = "".join(f"<li>{e(export.clean_text(p if isinstance(p, str) else p.text))}</li>" for p in points)
+        summary = "".join(f"<li>{e(clean_text(p if isinstance(p, str) else p.text))}</li>" for p in points)
         entries.append(
             f'<li class="interview"><a class="title" href="{e(_relative(iv.page, folder))}">{e(iv.name)}</a>'
             f'<p class="meta">{" · ".join(meta)}</p>' + (f'<ul class="points">{summary}</ul>' if summary else "") + "</li>"
@@ -410,7 +411,7 @@ def library_html(interviews: list[Interview], folder: Path, skipped: Sequence[Sk
 
 def library_page(folder: Path | str, changed: Optional[Mapping[Path, Transcript]] = None) -> str:
     """The page of `folder` as it is once each transcript in `changed` is written to its path
-    (what igot.outputs.save writes together with those transcripts' files)."""
+    (what igot.outputs.store.save writes together with those transcripts' files)."""
     folder, changed = Path(folder), changed or {}
     interviews, skipped = load_library(folder) if folder.is_dir() else ([], [])
     interviews = [iv for iv in interviews if iv.path not in changed]
@@ -509,7 +510,7 @@ PAGE = """<!doctype html>
 </html>
 """
 
-# The search. Same rules as igot.library.search: every text normalised once at load into one
+# The search. Same rules as igot.outputs.library.search: every text normalised once at load into one
 # string, one line per phrase; a query word is found with indexOf(" word") (a word start), which
 # V8 runs over tens of megabytes in milliseconds, and the phrase it lands in is found by binary
 # search over where each line starts. The search state lives in the address (#q=…&speaker=…).
@@ -755,4 +756,4 @@ def hit_line(h: Hit, bold: bool = False) -> str:
         last = b
     text += h.text[last:]
     who = f"{h.speaker}: " if h.speaker else ""
-    return f"{h.interview} · {export.format_clock(h.start)} · {who}{text} · {h.link}"
+    return f"{h.interview} · {format_clock(h.start)} · {who}{text} · {h.link}"

@@ -13,15 +13,14 @@ import io
 import json
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
-from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
 
 from igot.errors import IgotError, install_hint
-from igot.files import write_atomic
-from igot.export import (
+from igot.outputs.export import (
     NO_MOMENT,
     NO_SPEECH,
     PALETTE,
@@ -40,8 +39,9 @@ from igot.export import (
     speaker_turns,
     summary_items,
 )
+from igot.runtime.files import write_atomic
+from igot.speakers.voices import VOICES_FILE, Voices, merged, voices_from_json, voices_to_json
 from igot.transcript import Phrase, SummaryPoint, Transcript
-from igot.voices import VOICES_FILE, Voices, merged, voices_from_json, voices_to_json
 
 try:
     import google.auth
@@ -521,7 +521,7 @@ def export_to_google_doc(
     repository: bool = True,
 ) -> str:
     """Make the transcript a Google Doc in `folder` (link, id or path), or update the Doc it has
-    there; returns the Doc's URL. Drive only: igot.outputs.save keeps the local files and the
+    there; returns the Doc's URL. Drive only: igot.outputs.store.save keeps the local files and the
     library page in step with it.
 
     `summary`: None shows the transcript's own summary. `repository`: also give the interview
@@ -667,7 +667,7 @@ def fetch_transcripts(service: Resource, folder: str, dest: Path) -> list[Path]:
 
 # --- the library's remembered voices, beside the interviews' JSON ---------------------------------
 def put_voices(service: Resource, folder_id: str, voices: Voices) -> Voices:
-    """Keep the library's remembered voices in the folder's .igot (igot.voices' file), so a later
+    """Keep the library's remembered voices in the folder's .igot (igot.speakers.voices' file), so a later
     Colab session has them. The first time in this folder, the voices already kept there join
     them; the folder is noted in them, so that forgetting a person reaches this copy too.
     Returns the voices as kept."""

@@ -1,0 +1,1 @@
+"""Benchmarks of the product: run from the repository root as `python -m benchmarks.NAME`."""

@@ -1,0 +1,1 @@
+"""Speech to text: Whisper through faster-whisper, transformers or openai-whisper."""

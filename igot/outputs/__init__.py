@@ -1,0 +1,1 @@
+"""Everything a run leaves: files (HTML, MD, SRT, VTT, JSON), the Google Doc and Sheet, the library page, video links."""

@@ -1,0 +1,1 @@
+"""What every stage runs on: devices, the model hub, bundled models, safe file writes."""
