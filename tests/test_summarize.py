@@ -142,10 +142,10 @@ def test_long_interview_in_chunks_each_seen_once_then_merged_recursively(smol: L
     generate_calls = 0
     generate_many = smol.generate_many
 
-    def recording(texts: list[str], max_new_tokens: int) -> list[str]:
+    def recording(texts: list[str], max_new_tokens: int, **kwargs) -> list[str]:
         nonlocal generate_calls
         generate_calls += 1
-        answers = generate_many(texts, max_new_tokens)
+        answers = generate_many(texts, max_new_tokens, **kwargs)
         calls.extend(zip(texts, answers))
         return answers
 
@@ -449,3 +449,24 @@ def test_our_decode_loop_writes_generates_greedy_tokens_past_the_sliding_window(
         ours = decode.greedy(llm.model, ids, mask, new, set(), pad=0).tolist()
     assert decode.can_decode(llm.model)
     assert ours == reference and ours[0] != ours[1]
+
+
+@pytest.mark.parametrize("model", ["tiny_gemma", "smol"])
+def test_summary_progress_moves_token_by_token_and_ends_full(model: str, request, capsys):
+    """On a CPU one generate call can take minutes: the bar counts tokens written (ours for Gemma,
+    transformers' generate for the others), says which call it is on, and ends at its total."""
+    llm = request.getfixturevalue(model)
+    ticks: list[int] = []
+    llm.generate_many(["Say hello.", "Say goodbye to everyone here."], 6, on_token=lambda: ticks.append(1))
+    assert 1 <= len(ticks) <= 6
+
+    t = long_interview(0.1, 3, seed=2)
+    prompt = "Summarise this part of an interview in {language}, as bullets that end with their [times]:\n\n{transcript}"
+    out = summarize(t, llm, prompt=prompt, progress=True, options=SummaryOptions(max_context=512, max_new_tokens=8, batch=2))
+    err = capsys.readouterr().err
+    shown = [(int(a), int(b)) for a, b in re.findall(r"Summary:\s+\d+%\|[^|]*\| (\d+)/(\d+) \[", err)]
+    calls = out.info["summary"]["generate_calls"]
+    assert out.info["summary"]["chunks"] > 2 and calls >= 3
+    assert shown[-1] == (8 * calls, 8 * calls)  # full at the end, whatever the planned count was
+    assert "token/s" in err or "s/token" in err
+    assert f"call {calls} of {calls}" in err

@@ -14,7 +14,7 @@ model forward, the same argmax, the same padding of finished rows (tests/test_su
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable
 
 # Models whose forward takes ready-made masks per layer type ({"full_attention": ...,
 # "sliding_attention": ...}); others go through generate().
@@ -37,10 +37,11 @@ def cache_argument(model: Any) -> str:
 
 
 def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int], pad: int,
-           graphs: bool | None = None) -> Any:
+           graphs: bool | None = None, on_token: Callable[[], None] | None = None) -> Any:
     """New tokens [rows, max_new_tokens] for left-padded `ids` with their attention `mask`.
     A row that wrote a stop token goes on with `pad`, as generate() does; the loop ends when every
-    row has ended. graphs=False: no CUDA graph on CUDA either (they are only ever used on CUDA)."""
+    row has ended. graphs=False: no CUDA graph on CUDA either (they are only ever used on CUDA).
+    on_token: called after each step (the first token included), for a progress bar."""
     import torch
     from transformers import StaticCache
     from transformers.cache_utils import StaticSlidingWindowLayer
@@ -81,6 +82,8 @@ def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int]
     }
     state["full"][:, 0, 0, :width] = mask.bool()
     del out
+    tick = on_token or (lambda: None)
+    tick()
 
     def step() -> None:
         state["full"].index_fill_(-1, state["slot"], True)
@@ -114,6 +117,7 @@ def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int]
         else:
             step()
         done += 1
+        tick()
     return new
 
 

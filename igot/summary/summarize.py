@@ -134,12 +134,18 @@ class LLM:
         """The model's answer to `prompt`, greedy: the same transcript gives the same summary."""
         return self.generate_many([prompt], max_new_tokens)[0]
 
-    def generate_many(self, prompts: list[str], max_new_tokens: int) -> list[str]:
+    def generate_many(self, prompts: list[str], max_new_tokens: int, on_token: Optional[Callable[[], None]] = None) -> list[str]:
         """The answers to independent prompts, decoded together: one step loop for all of them
         instead of one per prompt (a decode step costs about the same for 1 or 4 rows on a GPU).
-        Shorter prompts are padded on the left and masked, so each answer is the one it gets alone."""
+        Shorter prompts are padded on the left and masked, so each answer is the one it gets alone.
+        on_token: called at each new token of the rows (the progress bar's tick)."""
         import torch
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, StoppingCriteria, StoppingCriteriaList
+
+        class Tick(StoppingCriteria):  # never stops anything: only says a step was made
+            def __call__(self, input_ids, scores, **kwargs):
+                on_token()
+                return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
 
         defaults = self.model.generation_config
         eos = defaults.eos_token_id
@@ -153,11 +159,13 @@ class LLM:
         mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device)
         with torch.inference_mode(), attention_kernels(device):
             if decode.can_decode(self.model):  # Gemma 3: our loop, one CUDA graph launch a token
-                out = decode.greedy(self.model, ids, mask, max_new_tokens, stops, pad)
+                out = decode.greedy(self.model, ids, mask, max_new_tokens, stops, pad, on_token=on_token)
             else:
                 config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=eos,
                                           bos_token_id=defaults.bos_token_id, pad_token_id=pad)
-                out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)[:, width:]
+                ticks = StoppingCriteriaList([Tick()] if on_token else [])
+                out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
+                                          stopping_criteria=ticks)[:, width:]
         answers = []
         for row in out.tolist():
             end = next((i for i, token in enumerate(row) if token in stops), len(row))  # then only padding
@@ -452,7 +460,11 @@ def summarize(
         return replace(t, summary=[])
     if len(chunks) > 1:
         merge_budget(t, llm, merge_prompt, limit, max_new_tokens)  # fail before the long part, not after
-    bar = tqdm(total=len(chunks), desc="Summary", unit="call", disable=not progress)
+    # Progress in tokens written, the slow part on a CPU (a call may take minutes): the calls
+    # planned are the map step's and, with several chunks, one merge; a row that stops early
+    # fills the rest of its call at once, so the time left is rarely too low.
+    planned = -(-len(chunks) // max(1, batch)) + (len(chunks) > 1)
+    bar = tqdm(total=planned * max_new_tokens, desc="Summary", unit="token", disable=not progress)
     calls = 0
 
     def ask(texts: list[str]) -> list[str]:
@@ -461,13 +473,18 @@ def summarize(
         answers: list[str] = []
         for i in range(0, len(texts), max(1, batch)):
             calls += 1
-            answers += llm.generate_many(texts[i:i + max(1, batch)], max_new_tokens)
-            bar.update(len(texts[i:i + max(1, batch)]))
+            bar.set_postfix_str(f"call {calls} of {max(calls, planned)}, reading {len(texts[i:i + max(1, batch)])} "
+                                f"part{'s' * (len(texts[i:i + max(1, batch)]) > 1)}", refresh=False)
+            bar.total = max(bar.total, bar.n + max_new_tokens)
+            before = bar.n
+            answers += llm.generate_many(texts[i:i + max(1, batch)], max_new_tokens, on_token=lambda: bar.update(1))
+            bar.update(max(0, before + max_new_tokens - bar.n))
         return answers
 
     answers = ask([fill_prompt(prompt, t, render(t, chunk)) for chunk in chunks])
     parts = [Part(chunk[0].start, t.phrases[chunk[-1].phrase].end, answer) for chunk, answer in zip(chunks, answers)]
-    answer = merge(t, parts, llm, merge_prompt, limit, max_new_tokens, ask, bar)
+    answer = merge(t, parts, llm, merge_prompt, limit, max_new_tokens, ask)
+    bar.total = bar.n
     bar.close()
     points = check_points(t, parse_bullets(answer), options)
     info = {**t.info, "summary": {"model": llm.name, "context": context, "chunks": len(chunks),
@@ -476,7 +493,7 @@ def summarize(
 
 
 def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: int, max_new_tokens: int,
-          ask: Callable[[list[str]], list[str]], bar: Any = None) -> str:
+          ask: Callable[[list[str]], list[str]]) -> str:
     """One summary from the partial ones: merged by the model, group by group, until one is left."""
     budget = merge_budget(t, llm, merge_prompt, limit, max_new_tokens) if len(parts) > 1 else 0
     while len(parts) > 1:
@@ -484,9 +501,6 @@ def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: 
         if len(groups) == len(parts):  # no two fit together: another round would change nothing
             raise IgotError("The partial summaries are too long to merge within the model's context.",
                             "Lower max_new_tokens, or use a model with a larger context.")
-        if bar is not None:
-            bar.total += sum(len(g) > 1 for g in groups)
-            bar.refresh()
         # The groups of a round are independent: asked together. A last one left alone waits for the next round.
         merged = iter(ask([fill_prompt(merge_prompt, t, _merge_text(g), "{summaries}") for g in groups if len(g) > 1]))
         parts = [group[0] if len(group) == 1 else Part(group[0].start, group[-1].end, next(merged)) for group in groups]
