@@ -37,8 +37,10 @@ WORDS = ("the", "app", "was", "really", "easy", "to", "set", "up", "but", "then"
          "find", "my", "account", "again,", "so", "called", "support", "$1,200", "2023", "and", "they", "helped.")
 
 
-def build_model(folder: Path) -> int:
-    """Save a random wav2vec2 large with a character vocabulary and its processor to `folder`."""
+def build_model(folder: Path, size: str = "large") -> int:
+    """Save a random wav2vec2 with a character vocabulary and its processor to `folder`: "large"
+    (XLSR-53's shape, the aligner of most languages) or "base" (facebook/wav2vec2-base-960h's,
+    English's aligner)."""
     from transformers import (
         Wav2Vec2Config,
         Wav2Vec2CTCTokenizer,
@@ -54,11 +56,14 @@ def build_model(folder: Path) -> int:
     extractor = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=SAMPLE_RATE, padding_value=0.0, do_normalize=True)
     Wav2Vec2Processor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(folder)
     # facebook/wav2vec2-large-xlsr-53's shape: the checkpoints in igot.refine.align.ALIGN_MODELS are fine-tunes of it.
+    # facebook/wav2vec2-base-960h's: post-norm layers, group-normalised feature encoder without conv biases.
+    shape = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+                 feat_extract_norm="layer", do_stable_layer_norm=True, conv_bias=True) if size == "large" else \
+        dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+             feat_extract_norm="group", do_stable_layer_norm=False, conv_bias=False)
     config = Wav2Vec2Config(
-        vocab_size=len(vocab), pad_token_id=0, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-        intermediate_size=4096, feat_extract_norm="layer", do_stable_layer_norm=True, conv_bias=True,
-        conv_dim=(512,) * 7, conv_stride=(5, 2, 2, 2, 2, 2, 2), conv_kernel=(10, 3, 3, 3, 3, 2, 2),
-        num_conv_pos_embeddings=128, num_conv_pos_embedding_groups=16,
+        vocab_size=len(vocab), pad_token_id=0, **shape, conv_dim=(512,) * 7, conv_stride=(5, 2, 2, 2, 2, 2, 2),
+        conv_kernel=(10, 3, 3, 3, 3, 2, 2), num_conv_pos_embeddings=128, num_conv_pos_embedding_groups=16,
     )
     torch.manual_seed(0)
     model = Wav2Vec2ForCTC(config)

@@ -57,16 +57,17 @@ def tile(source: Path, target: Path, seconds: float) -> None:
             left -= len(block)
 
 
-def save_punctuator(folder: Path, tiny: bool) -> None:
-    """kredor/punctuate-all's shape (XLM-R base, 6 labels) with a small tokenizer trained here:
-    the model's 250k-row embedding is kept; only which row a word maps to differs."""
+def save_punctuator(folder: Path, tiny: bool, texts: list[str] | None = None, vocab_size: int = 150) -> None:
+    """kredor/punctuate-all's shape (XLM-R base, 6 labels) with a small tokenizer trained here on
+    `texts` (default: a few sentences): the model's 250k-row embedding is kept; only which row a
+    word maps to differs."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForTokenClassification
 
     backend = Tokenizer(models.Unigram())
     backend.pre_tokenizer, backend.decoder = pre_tokenizers.Metaspace(), decoders.Metaspace()
-    backend.train_from_iterator(SENTENCES * 3, trainers.UnigramTrainer(
-        vocab_size=150, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], unk_token="<unk>"))
+    backend.train_from_iterator(texts or SENTENCES * 3, trainers.UnigramTrainer(
+        vocab_size=vocab_size, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], unk_token="<unk>"))
     backend.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
                                         pad_token="<pad>", cls_token="<s>", sep_token="</s>", mask_token="<mask>")
@@ -80,18 +81,19 @@ def save_punctuator(folder: Path, tiny: bool) -> None:
     XLMRobertaForTokenClassification(config).save_pretrained(folder)
 
 
-def save_summary_model(folder: Path, tiny: bool, tokenizer_dir: Path | None = None) -> None:
-    """google/gemma-3-1b-it's shape with random weights, saved in float32 as the download is, and
-    Gemma 3's own tokenizer from `tokenizer_dir` (summary_gpu.py --save-tokenizer DIR), or else a
-    BPE trained on a generated interview. That BPE cuts Whisper's random words into ~7 tokens
-    each (Gemma: ~1.7 a real word), so an hour becomes 9-10 chunks instead of 3-4."""
+def save_summary_model(folder: Path, tiny: bool, tokenizer_dir: Path | None = None, **config) -> None:
+    """google/gemma-3-1b-it's shape with random weights (`config` overrides its config, e.g. Gemma
+    3 270M's sizes), saved in float32 as the download is, and Gemma 3's own tokenizer from
+    `tokenizer_dir` (summary_gpu.py --save-tokenizer DIR; any saved tokenizer), or else a BPE
+    trained on a generated interview. That BPE cuts Whisper's random words into ~7 tokens each
+    (Gemma: ~1.7 a real word), so an hour becomes 9-10 chunks instead of 3-4."""
     from transformers import AutoTokenizer, Gemma3ForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir) if tokenizer_dir else \
         gemma_tokenizer([p.text for p in long_interview(0.5).phrases])
     torch.manual_seed(0)
     with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
-        model = Gemma3ForCausalLM(gemma3_config(len(tokenizer) if tiny else 262144, tiny=tiny))
+        model = Gemma3ForCausalLM(gemma3_config(len(tokenizer) if tiny else 262144, tiny=tiny, **config))
     tokenizer.save_pretrained(folder)
     model.save_pretrained(folder)
     del model
@@ -112,9 +114,8 @@ def words_only(folder: Path) -> None:
 
 def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisper_shape: str,
                  summary_tokenizer: Path | None = None) -> dict[str, str]:
-    import align_gpu
-    import sortformer_gpu
-    from whisper_gpu import SHAPES
+    from benchmarks import align_gpu, sortformer_gpu
+    from benchmarks.whisper_gpu import SHAPES
 
     started = time.perf_counter()
     shape = dict(TINY, mel_bins=128) if tiny else SHAPES[whisper_shape]
@@ -231,7 +232,7 @@ def main() -> None:
         print("\nthe run's own timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
               + f"; speakers beside the transcription: {beside}")
         if args.openai_minutes:
-            from whisper_gpu import LARGE_V3, openai_row
+            from benchmarks.whisper_gpu import LARGE_V3, openai_row
 
             shape = dict(TINY, mel_bins=128) if args.tiny else LARGE_V3
             row = openai_row(shape, wav, argparse.Namespace(openai_minutes=args.openai_minutes, tokens=args.tokens),
