@@ -26,7 +26,7 @@ from igot.links import video_kind_and_url
 from igot.media import audio, source
 from igot.outputs import export, store
 from igot.refine.punctuate import PUNCTUATION_MODEL
-from igot.runtime import hub
+from igot.runtime import hub, pace
 from igot.runtime.devices import free_memory, pick_device
 from igot.runtime.files import write_atomic
 from igot.speakers import diarize, phrases, voices
@@ -59,7 +59,7 @@ class RunOptions:
     punctuate: bool = True  # punctuation and sentence capitals, where the language has a model
     punctuation_model: str = PUNCTUATION_MODEL
     summary: bool = True  # the bullet summary with linked evidence, by a local LLM
-    llm_model: Optional[str] = None  # None: igot.summary.summarize.DEFAULT_LLM
+    llm_model: Optional[str] = None  # None: summarize.default_llm(device): GPU_LLM on a GPU, CPU_LLM otherwise
     prompt: Optional[str] = None  # None: igot.summary.summarize.DEFAULT_PROMPT
     force: bool = False
     progress: bool = True
@@ -166,13 +166,20 @@ class RunContext:
     log: Callable[[str], None]
     work: Path  # the interview's work folder: each finished stage is kept there
     timings: dict[str, float] = field(default_factory=dict)
+    recording: dict[str, float] = field(default_factory=dict)  # its "seconds", once the audio is read
 
     @contextlib.contextmanager
     def timed(self, stage: str) -> Iterator[None]:
-        """The seconds the block takes, kept as the stage's timing when it finishes."""
+        """The seconds the block takes, kept as the stage's timing when it finishes. On a CPU,
+        where a long recording takes tens of minutes, the time left for the whole run follows."""
         started = time.perf_counter()
         yield
         self.timings[stage] = time.perf_counter() - started
+        seconds = self.recording.get("seconds")
+        if self.device == "cpu" and seconds:  # the first estimate once the audio is read, at the table's pace
+            line = pace.estimate_line(self.timings, [s for s in planned_stages(self.options) if s not in self.timings], seconds)
+            if line:
+                self.log(line)
 
 
 def run(
@@ -192,6 +199,7 @@ def run(
     with ctx.timed("source"):
         src, media = _source(ctx, source_text)
         wav = _audio(ctx, media)
+        ctx.recording["seconds"] = audio.wav_duration(wav)
     with _SpeakerDetection(ctx, wav) as speaker_detection:  # beside stages 2-4 on a GPU with room
         with ctx.timed("transcription"):
             transcript = _transcription(ctx, wav, src, speaker_detection)
@@ -218,6 +226,13 @@ def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models,
         raise IgotError(f"Cannot create the output folder '{out_dir}' ({exc.strerror or type(exc).__name__}).",
                         "Choose a folder you can write to with --out.") from None
     return RunContext(options, models, device, hub.Hub(), log, work)
+
+
+def planned_stages(options: RunOptions) -> list[str]:
+    """The timed stages a run with these options does after the audio, in their order (a stage
+    whose language has no model is skipped on the way)."""
+    wanted = {"alignment": options.align, "punctuation": options.punctuate, "summary": options.summary}
+    return [s for s in ("transcription", "alignment", "punctuation", "diarization", "summary") if wanted.get(s, True)]
 
 
 # --- the stage cache ------------------------------------------------------------------------------
@@ -414,7 +429,7 @@ def _summary(ctx: RunContext, t: Transcript) -> Transcript:
 
     def make() -> Optional[Transcript]:
         llm = _hub_model(ctx, lambda offline: ctx.models.llm(options.llm_model, ctx.device, offline),
-                         options.llm_model or summarize.DEFAULT_LLM, options.llm_model is not None,
+                         options.llm_model or summarize.default_llm(ctx.device), options.llm_model is not None,
                          "summary model", "--llm-model", "Summary")
         if llm is None:
             return None
@@ -539,7 +554,7 @@ def _load_llm_ahead(ctx: RunContext) -> None:
     is met again, and said, by the summary stage itself."""
     from igot.summary import summarize
 
-    name = ctx.options.llm_model or summarize.DEFAULT_LLM
+    name = ctx.options.llm_model or summarize.default_llm(ctx.device)
     offline = hub.is_hub_id(name) and not ctx.hub.online
     if offline and hub.cached(name) is None:
         return
