@@ -17,7 +17,7 @@ from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
 from igot.speakers.phrases import parse_names
-from igot.summary.summarize import DEFAULT_LLM
+from igot.summary.summarize import CPU_LLM, GPU_LLM
 from igot.text import format_clock
 
 DEMO_SAMPLE = Path(__file__).parent / "samples" / "radio_phone_in.flac"
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"token-classification model for punctuation (hub id or folder; default: {DEFAULTS.punctuation_model})")
     r.add_argument("--summary", action=argparse.BooleanOptionalAction, default=True,
                    help="a bullet summary by a local LLM, every point linked to where it was said (default: on)")
-    r.add_argument("--llm-model", help=f"LLM for the summary: hub id, local folder or .gguf file (default: {DEFAULT_LLM})")
+    r.add_argument("--llm-model", help=f"LLM for the summary: hub id, local folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
     r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript}")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")

@@ -62,7 +62,7 @@ def test_dropdowns_and_defaults_are_the_pipelines():
     defaults (igot.pipeline, igot.asr.transcribe, igot.summary.summarize hold them)."""
     from igot.asr.transcribe import GPU_MODEL
     from igot.pipeline import DIARIZERS, ENGINE_CHOICES, RunOptions
-    from igot.summary.summarize import DEFAULT_LLM
+    from igot.summary.summarize import GPU_LLM
 
     code = "\n".join(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells)
 
@@ -76,7 +76,7 @@ def test_dropdowns_and_defaults_are_the_pipelines():
     assert default == RunOptions().diarizer and sorted(choices) == sorted(DIARIZERS)
     default, choices = form("whisper_model")
     assert default == GPU_MODEL == choices[0]
-    assert form("summary_model")[0] == DEFAULT_LLM
+    assert form("summary_model")[0] == GPU_LLM
 
 
 # Google Drive in the notebook's kernel: the Drive client built from its discovery document,

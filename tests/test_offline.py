@@ -23,7 +23,7 @@ from tests.webserver import serve
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = [("Word timing", "facebook/wav2vec2-base-960h", "--align-model"),
             ("Punctuation", "kredor/punctuate-all", "--punctuation-model"),
-            ("Summary", "google/gemma-3-1b-it", "--llm-model")]
+            ("Summary", "google/gemma-3-270m-it", "--llm-model")]  # the CPU defaults
 
 
 def closed_port() -> str:

@@ -35,7 +35,16 @@ from igot.transcript import Citation, SummaryPoint, Transcript
 # Instruction-tuned, 32k context, 4 GB in float32: the largest Gemma 3 a free T4 runs (it needs
 # float32). Google trained the 1B mainly on English; gemma-3-4b-it (140 languages) needs 16 GB in
 # float32, so it is for larger GPUs (L4, A100). Gated on Hugging Face: accept the licence once.
-DEFAULT_LLM = "google/gemma-3-1b-it"
+GPU_LLM = "google/gemma-3-1b-it"
+# On a CPU the 1B's summary of an hour takes ~0.3 of the recording on 2 cores, and with the other
+# stages the run would be slower than the recording; the 270M takes ~0.05 (benchmarks/README.md,
+# "The hour on a laptop"). It follows instructions less well: IFEval 51.2 against the 1B's 80.2
+# (Google's model cards). --llm-model google/gemma-3-1b-it brings the 1B back.
+CPU_LLM = "google/gemma-3-270m-it"
+
+
+def default_llm(device: str) -> str:
+    return GPU_LLM if device == "cuda" else CPU_LLM
 
 
 @dataclass(frozen=True)
@@ -214,12 +223,12 @@ def pick_dtype(device: str) -> Any:
 def load_llm(model: Optional[str] = None, device: str = "auto", dtype: Any = None, local_files_only: bool = False) -> LLM:
     """A hub id, a folder saved with save_pretrained, or a GGUF file (a folder with one GGUF file
     in it and no config.json counts as that file). local_files_only: from the hub's local cache."""
-    name = model or DEFAULT_LLM
+    device = pick_device(device)
+    name = model or default_llm(device)
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise IgotError("The summary needs PyTorch and transformers.", f"Run: {install_hint('text')}") from None
-    device = pick_device(device)
     dtype = dtype or pick_dtype(device)
     folder, gguf_file = _locate(name)
     extra = {"gguf_file": gguf_file} if gguf_file else {}
@@ -250,7 +259,7 @@ def _locate(name: str) -> tuple[str, Optional[str]]:
     if path.is_file():
         if path.suffix.lower() != ".gguf":
             raise IgotError(f"'{name}' is a file but not a GGUF model.",
-                            "Give a .gguf file, a model folder, or a Hugging Face model id such as " + DEFAULT_LLM + ".")
+                            "Give a .gguf file, a model folder, or a Hugging Face model id such as " + GPU_LLM + ".")
         return str(path.parent), path.name
     if path.is_dir():
         ggufs = sorted(path.glob("*.gguf"))
