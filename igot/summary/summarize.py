@@ -36,10 +36,11 @@ from igot.transcript import Citation, SummaryPoint, Transcript
 # float32). Google trained the 1B mainly on English; gemma-3-4b-it (140 languages) needs 16 GB in
 # float32, so it is for larger GPUs (L4, A100). Gated on Hugging Face: accept the licence once.
 GPU_LLM = "google/gemma-3-1b-it"
-# On a CPU the 1B's summary of an hour takes ~0.3 of the recording on 2 cores, and with the other
-# stages the run would be slower than the recording; the 270M takes ~0.05 (benchmarks/README.md,
-# "The hour on a laptop"). It follows instructions less well: IFEval 51.2 against the 1B's 80.2
-# (Google's model cards). --llm-model google/gemma-3-1b-it brings the 1B back.
+# On 2 CPU cores the 1B's summary of an hour takes 0.30 of the recording (the whole run ~0.9), and
+# its 768 tokens a call are a fixed cost: a 10-minute interview took 1.24 of the recording in all.
+# The 270M's took 0.14 of the hour (the whole run 0.74; benchmarks/README.md, "The hour on a
+# laptop"). It follows instructions less well: IFEval 51.2 against the 1B's 80.2 (Google's model
+# cards). --llm-model google/gemma-3-1b-it brings the 1B back.
 CPU_LLM = "google/gemma-3-270m-it"
 
 
