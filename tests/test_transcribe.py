@@ -177,3 +177,14 @@ def test_as_accurate_as_faster_whisper_alone(devdata, wav16k, tiny_en, tmp_path)
     batched = replace(tiny_en, batch_size=4)
     ours = word_error_rate(reference, " ".join(p.text for p in transcribe(wav, batched, language="en", progress=False).phrases))
     assert ours <= plain + 0.02, f"iGot WER {ours:.3f}, faster-whisper alone {plain:.3f}"
+
+
+def test_progress_shows_seconds_as_a_person_reads_them(devdata, wav16k, tiny_en, capsys):
+    """The transcription's bar counts seconds of recording with one decimal (never 30.999999999999996/42.0)."""
+    import re
+
+    transcribe(wav16k(devdata / "pyaudioanalysis/diarizationExample.flac"), tiny_en, language="en", progress=True)
+    shown = capsys.readouterr().err
+    figures = re.findall(r"(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", shown)
+    assert figures, shown
+    assert all(len(x.partition(".")[2]) <= 1 and len(y.partition(".")[2]) <= 1 for x, y in figures), shown
