@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 from igot.asr.transcribe import load_whisper, transcribe, untranscribed_seconds  # noqa: E402
 from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio  # noqa: E402
 from igot_dev.conversations import SPLIT  # noqa: E402
-from igot_dev.evaluate import normalize, word_error_rate  # noqa: E402
+from igot_dev.evaluate import normalize, word_error_rate, words_apart  # noqa: E402
 from igot_dev.tables import table  # noqa: E402
 
 # (order of the recordings, pauses between them in seconds, cycled)
@@ -106,18 +106,6 @@ def igot(wav: Path, model, lang: str) -> tuple[str, float]:
     return " ".join(w.text for p in t.phrases for w in p.words), untranscribed_seconds(t)
 
 
-def words_apart(a: str, b: str) -> int:
-    """Word edit distance between two transcripts."""
-    x, y = normalize(a), normalize(b)
-    previous = list(range(len(y) + 1))
-    for i, u in enumerate(x, 1):
-        current = [i]
-        for j, v in enumerate(y, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (u != v)))
-        previous = current
-    return previous[-1]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--devdata", type=Path, default=ROOT / "tests" / "data" / "recordings")
@@ -151,7 +139,7 @@ def main() -> None:
                 totals[way][0] += wer * n
                 errors[way] = wer * n
                 row[f"WER {way}"] = f"{wer:.3f}"
-            row["igot vs engine, words"] = words_apart(texts["igot"], texts["engine"])
+            row["igot vs engine, words"] = words_apart(normalize(texts["igot"]), normalize(texts["engine"]))
             row["untranscribed s"] = f"{missed:.1f}"
             per_file.append((key, errors, n))
             words, audio = words + n, audio + duration
