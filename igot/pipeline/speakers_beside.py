@@ -55,7 +55,6 @@ class SpeakerDetection:
         elif t.phrases:
             with ctx.timed("diarization"):
                 turns = diarization(ctx, self.wav)
-        ctx.models.done_with("diarizer")
         return turns
 
     def _find_beside(self) -> list[SpeakerTurn]:

