@@ -3,6 +3,7 @@ and "check" sides of the dev data (tests/data/recordings/split.json, issue 22's 
 setting is chosen on "tune" and run once on "check").
 
     python -m benchmarks.speakers_accuracy [--side tune|check|both]
+    python -m benchmarks.speakers_accuracy --side tune --sweep 0.3,0.4,0.5  # sherpa-onnx's threshold
 
 Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
 spliced clips, and every pair of the side's voices in a two-person interview with nothing said
@@ -14,6 +15,9 @@ Systems, per file and pooled per set and side:
   most (the simplest pipeline).
 - iGot: the product (igot.speakers.diarize.diarize, then igot.speakers.phrases.assign_speakers).
 - count given: the product told the true number of speakers.
+- sherpa-onnx, and sherpa-onnx count given: `--diarizer sherpa-onnx` (igot.speakers.sherpa:
+  pyannote's segmentation-3.0 speaker outputs with overlap, CAM++ embeddings, sherpa-onnx's
+  clustering and reconstruction), its words through the product's assign_speakers.
 A rule of iGot's own on top of senko is added here as one more system, against iGot, and
 stays in the product only if on "check" both pooled differences are better with intervals that
 exclude zero (the rules tried so far: docs/findings.md).
@@ -21,12 +25,16 @@ Scores: DER with a 0.25 s collar and with none (NIST md-eval definitions, overla
 speakers found / true, and the share of words on the right speaker (best one-to-one mapping).
 Words are Whisper base's on the real recordings (true speaker at the word's middle) and the
 words said on the simulated ones. The last table: pooled differences against their baseline
-with a 95 % bootstrap interval over files (2000 draws, seed 0).
+with a 95 % bootstrap interval over files (2000 draws, seed 0); then each system's diarization
+time in seconds per hour of audio (Whisper not counted), on the machine's cores (2 here).
+With --sweep, only sherpa-onnx runs, once per clustering threshold given, count not given:
+the threshold is chosen on "tune" with it, and "check" is run once with the chosen one.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -35,9 +43,10 @@ from pathlib import Path
 import numpy as np
 
 from igot.asr.transcribe import load_whisper, transcribe
-from igot.media.audio import convert_to_wav
+from igot.media.audio import convert_to_wav, wav_duration
 from igot.speakers.diarize import diarize, load_diarizer
 from igot.speakers.phrases import speaker_at
+from igot.speakers.sherpa import diarize_sherpa, load_sherpa
 from igot.transcript import SpeakerTurn, Word
 from igot_dev.conversations import RECORDINGS, SPLIT, side_interviews, words_to_speakers  # noqa: E402
 from igot_dev.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
@@ -46,6 +55,16 @@ from igot_dev.evaluate import diarization_errors, read_rttm, read_rttm_files, re
 def senko_alone(diarizer, wav: Path) -> list[SpeakerTurn]:
     result = diarizer.diarize(str(wav))
     return [SpeakerTurn(s["speaker"], float(s["start"]), float(s["end"])) for s in (result or {}).get("merged_segments", [])]
+
+
+def senko_runs_here() -> bool:
+    """senko's own diarize() extracts features with its C++ library, which dies of an illegal
+    instruction on CPUs without AVX-512 (docs/findings.md, "Speaker features in numpy"); iGot's
+    turns are senko's own turn for turn (tests/test_diarize.py), so there "iGot" stands for it."""
+    try:
+        return "avx512f" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return True
 
 
 def words_by_overlap(words: list[Word], turns: list[SpeakerTurn]) -> list[Word]:
@@ -93,27 +112,64 @@ def dev_files(side: str, whisper, work: Path):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("tune", "check", "both"), default="both")
+    parser.add_argument("--sweep", help="comma-separated clustering thresholds for sherpa-onnx alone (choose on tune)")
     args = parser.parse_args()
     diarizer = load_diarizer("cpu")  # the same object as senko.Diarizer(device="cpu", warmup=False, quiet=True)
+    sherpa = load_sherpa()
     whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
     work = Path(tempfile.mkdtemp(prefix="igot-speakers-"))
+    thresholds = [float(x) for x in args.sweep.split(",")] if args.sweep else None
+    alone = senko_runs_here()
+    if not alone:
+        print("senko alone left out: its C++ features need AVX-512; iGot's turns are senko's own.\n")
     for side in ("tune", "check") if args.side == "both" else (args.side,):
         rows = []  # (file, {system: scores})
+        seconds: dict[str, float] = {}  # system -> time spent diarizing
+        audio = 0.0
         for f in dev_files(side, whisper, work):
             started = time.perf_counter()
             count = max(1, len({t.speaker for t in f["truth"]}))
-            systems = {"senko": score(f, senko_alone(diarizer, f["wav"]), words_by_overlap),
-                       "iGot": score(f, diarize(f["wav"], diarizer), words_to_speakers),
-                       "count given": score(f, diarize(f["wav"], diarizer, num_speakers=count), words_to_speakers)}
+            audio += wav_duration(f["wav"])
+            if thresholds:
+                runs = {f"threshold {x}": (lambda x=x: diarize_sherpa(f["wav"], sherpa, threshold=x), words_to_speakers)
+                        for x in thresholds}
+            else:
+                runs = {"senko": (lambda: senko_alone(diarizer, f["wav"]), words_by_overlap)} if alone else {}
+                runs |= {"iGot": (lambda: diarize(f["wav"], diarizer), words_to_speakers),
+                        "count given": (lambda: diarize(f["wav"], diarizer, num_speakers=count), words_to_speakers),
+                        "sherpa-onnx": (lambda: diarize_sherpa(f["wav"], sherpa), words_to_speakers),
+                        "sherpa-onnx count given": (lambda: diarize_sherpa(f["wav"], sherpa, num_speakers=count), words_to_speakers)}
+            systems = {}
+            for name, (run, assign) in runs.items():
+                begun = time.perf_counter()
+                turns = run()
+                seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - begun
+                systems[name] = score(f, turns, assign)
             rows.append((f, systems))
             print(f"  {side} {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         print(f"## {side}\n")
+        if thresholds:
+            print_pooled(rows)
+            print()
+            print_speed(seconds, audio)
+            continue
         print_files(rows)
         print()
         print_pooled(rows)
         print()
-        print_differences(rows, [("iGot", "senko"), ("count given", "senko")])
+        senko = "senko" if alone else "iGot"
+        print_differences(rows, [("iGot", "senko")] * alone + [("count given", senko), ("sherpa-onnx", senko),
+                                 ("sherpa-onnx count given", "count given")])
         print()
+        print_speed(seconds, audio)
+        print()
+
+
+def print_speed(seconds: dict[str, float], audio: float) -> None:
+    print(f"| system | diarization seconds per hour of audio ({os.cpu_count()} cores; {audio / 60:.1f} min of audio) |")
+    print("|---|---|")
+    for name, spent in seconds.items():
+        print(f"| {name} | {spent / audio * 3600:.0f} |")
 
 
 def _pool(results: list[dict]) -> dict:
@@ -130,20 +186,22 @@ def _cells(r: dict) -> str:
 
 
 def print_files(rows) -> None:
-    systems = list(rows[0][1])
-    print("| set | file | true | " + " | ".join(f"{s} found" for s in systems[:3]) + " | senko DER 0.25 / right | iGot DER 0.25 / right |")
-    print("|---" * 8 + "|")
+    senko = "senko" if "senko" in rows[0][1] else "iGot"
+    found = [senko, "count given", "sherpa-onnx", "sherpa-onnx count given"]
+    shown = [senko, "sherpa-onnx", "count given", "sherpa-onnx count given"]
+    print("| set | file | true | " + " | ".join(f"{s} found" for s in found) + " | "
+          + " | ".join(f"{s} DER 0.25 / right" for s in shown) + " |")
+    print("|---" * (3 + len(found) + len(shown)) + "|")
     for f, r in rows:
-        print(f"| {f['set']} | {f['name']} | {r['senko']['true']} | " + " | ".join(str(r[s]["found"]) for s in systems[:3])
-              + f" | {r['senko']['der25'].der:.3f} / {r['senko']['right']}/{r['senko']['words']}"
-              + f" | {r['iGot']['der25'].der:.3f} / {r['iGot']['right']}/{r['iGot']['words']} |")
+        print(f"| {f['set']} | {f['name']} | {r[senko]['true']} | " + " | ".join(str(r[s]["found"]) for s in found) + " | "
+              + " | ".join(f"{r[s]['der25'].der:.3f} / {r[s]['right']}/{r[s]['words']}" for s in shown) + " |")
 
 
-def print_pooled(rows) -> None:
+def print_pooled(rows, only_all: bool = False) -> None:
     systems = list(rows[0][1])
     print("| set | files | system | DER 0.25 | DER 0 | right words | exact count |")
     print("|---|---|---|---|---|---|---|")
-    for kind in sorted({f["set"] for f, _ in rows}) + ["all"]:
+    for kind in ([] if only_all else sorted({f["set"] for f, _ in rows})) + ["all"]:
         chosen = [r for f, r in rows if kind in ("all", f["set"])]
         for s in systems:
             p = _pool([r[s] for r in chosen])

