@@ -217,7 +217,7 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     audio_players = [o for o in cells[5].outputs if "text/html" in o.get("data", {}) and "<audio" in o["data"]["text/html"]]
     assert len(audio_players) == 4  # one clip per speaker, to know who is who
     assert "Speakers: 1 = Host, 2 = Brian, 3 = Sandra, 4 = Expert" in outputs[5]
-    assert "Summarising with" in outputs[6] and f"Google Doc: https://docs.google.com/document/d/{DOC}/" in outputs[6]
+    assert "Summary: writing it with" in outputs[6] and f"Google Doc: https://docs.google.com/document/d/{DOC}/" in outputs[6]
 
     # After step 7: the names and the summary in the files, the library page, the Doc, the Sheet
     # row and the JSON kept in Drive.
