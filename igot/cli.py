@@ -159,7 +159,6 @@ def ask_command(args: argparse.Namespace) -> int:
     """`igot ask`: 0 with an answer or phrases, 1 when no phrase answers, 2 on an error."""
     from igot.outputs import library
     from igot.search import ask, commands
-    from igot.summary.summarize import load_llm
 
     try:
         if not args.out.is_dir():
@@ -170,12 +169,7 @@ def ask_command(args: argparse.Namespace) -> int:
         embedder, index = commands.meaning_parts(interviews, args.embedding_model)
         phrases = ask.find_phrases(interviews, args.question, embedder, index, speaker=args.speaker,
                                    interview=args.interview, limit=args.limit)
-        llm = None
-        if args.llm and phrases:
-            try:
-                llm = load_llm(args.llm_model, args.device)
-            except IgotError as exc:
-                print(f"igot: no written answer, the phrases alone: {exc}", file=sys.stderr)
+        llm = commands.llm_for(args.llm_model, args.device) if args.llm and phrases else None
         result = ask.answer(args.question, phrases, interviews, llm)
     except IgotError as exc:
         print(f"igot: {exc}", file=sys.stderr)

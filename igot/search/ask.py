@@ -112,22 +112,31 @@ def check_point(bullet: str, phrases: Sequence[Hit], interviews: Sequence[Interv
                 _add(citations, _moment(iv, read[n - 1][1].phrase))
     for match in summarize.CITATION.finditer(bullet):  # a time written instead of a number
         for written in re.findall(summarize.TIME, match.group()):
-            found = _at_time(written, [iv for iv, _ in read if iv is not None])
+            found = _at_time(written, [(iv, h) for iv, h in read if iv is not None])
             if found is None:
                 removed.append(f"[{written}]")
             else:
                 _add(citations, _moment(*found))
     text = _tidy(summarize.CITATION.sub("", REFERENCE.sub("", bullet)))
     unverified = []
-    cited = [iv for iv in dict.fromkeys(by_page.get(c.page.split("#")[0]) for c in citations) if iv is not None]
-    others = [iv for iv in dict.fromkeys(iv for iv, _ in read if iv is not None) if iv not in cited]
-    for quote in _quotes(text):
-        found = _said(quote, text, cited + others) or _said(quote, text, [iv for iv in interviews if iv not in cited + others])
+    cited = _unique(by_page.get(c.page.split("#")[0]) for c in citations)
+    read_too = _unique([*cited, *(iv for iv, _ in read)])
+    for quote in _quotes(text):  # where the point says it comes from first, then the phrases read, then all
+        found = _said(quote, text, read_too) or _said(quote, text, [iv for iv in interviews if all(iv is not r for r in read_too)])
         if found is None:
             unverified.append(quote)
         else:
             _add(citations, _moment(*found))
     return AskPoint(text, citations, unverified, removed)
+
+
+def _unique(interviews) -> list[Interview]:
+    """Without repeats or None, in order (an Interview is a dataclass: compared, never hashed)."""
+    found: list[Interview] = []
+    for iv in interviews:
+        if iv is not None and all(iv is not f for f in found):
+            found.append(iv)
+    return found
 
 
 def _quotes(text: str) -> list[str]:
@@ -144,15 +153,17 @@ def _said(quote: str, text: str, interviews: Sequence[Interview]) -> Optional[tu
     return None
 
 
-def _at_time(written: str, interviews: Sequence[Interview]) -> Optional[tuple[Interview, int]]:
+def _at_time(written: str, read: Sequence[tuple[Interview, Hit]]) -> Optional[tuple[Interview, int]]:
+    """The phrase at a time written without its interview: a phrase read that was said then, else
+    the first interview read with a phrase then."""
     seconds = summarize.parse_time(written)
     if seconds is None:
         return None
-    for iv in dict.fromkeys(interviews):
-        index = summarize.find_phrase(iv.transcript, seconds)
-        if index is not None:
-            return iv, index
-    return None
+    at = [(iv, summarize.find_phrase(iv.transcript, seconds)) for iv in _unique(iv for iv, _ in read)]
+    for iv, h in read:
+        if any(iv is other and index == h.phrase for other, index in at):
+            return iv, h.phrase
+    return next(((iv, index) for iv, index in at if index is not None), None)
 
 
 def _moment(iv: Interview, i: int) -> Moment:

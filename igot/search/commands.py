@@ -69,3 +69,22 @@ def meaning_parts(interviews: list[Interview], model: Optional[str]) -> tuple[Op
         say(index.missing_line())
     embedder = embedder_for(name)
     return (embedder, index) if embedder is not None else (None, None)
+
+
+def llm_for(name: Optional[str], device: str = "auto", log: Callable[[str], None] = say):
+    """The LLM that writes `igot ask`'s answer, or None with one line: the phrases then stand alone."""
+    from igot.runtime.devices import pick_device
+    from igot.summary import summarize
+
+    device = pick_device(device)
+    name = name or summarize.default_llm(device)
+    offline = hub.is_hub_id(name) and (hub.cached(name) is not None or not hub.Hub().online)
+    if offline and hub.cached(name) is None:
+        log(f"No written answer, the phrases alone: the LLM {name} is not on this computer and cannot be downloaded now. "
+            "Connect to the internet once, or give a downloaded model with --llm-model.")
+        return None
+    try:
+        return summarize.load_llm(name, device, local_files_only=offline)
+    except IgotError as exc:
+        log(f"No written answer, the phrases alone: {exc}")
+        return None

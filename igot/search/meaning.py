@@ -43,7 +43,8 @@ class MeaningIndex:
             return ""
         n = len(self.missing)
         return (f"{n} interview{'s are' if n != 1 else ' is'} searched by words only (no meaning index for {self.model}): "
-                f"run igot index{' --embedding-model ' + self.model if self.model != embed.DEFAULT_EMBEDDING_MODEL else ''} once.")
+                f"run igot index{' --embedding-model ' + self.model if self.model != embed.DEFAULT_EMBEDDING_MODEL else ''} once "
+                "(it downloads the model the first time).")
 
 
 def load_index(interviews: Iterable[Interview], model: str) -> MeaningIndex:
