@@ -62,7 +62,8 @@ def load_index(interviews: Iterable[Interview], model: str) -> MeaningIndex:
     vectors = np.concatenate(blocks) if blocks else np.zeros((0, dimension), np.float32)
     owner = np.concatenate([np.full(len(b), i, np.int32) for i, b in enumerate(blocks)]) if blocks else np.zeros(0, np.int32)
     phrase = np.concatenate([np.arange(len(b), dtype=np.int32) for b in blocks]) if blocks else np.zeros(0, np.int32)
-    return MeaningIndex(model, vectors, owner, phrase, kept, missing)
+    said = np.abs(vectors).sum(axis=1) > 0  # a phrase with no text has zeros: left out, never found
+    return MeaningIndex(model, vectors[said], owner[said], phrase[said], kept, missing)
 
 
 def index_library(interviews: Iterable[Interview], embedder: Embedder, progress: bool = False,
@@ -88,9 +89,7 @@ def meaning_search(index: MeaningIndex, query_vector: np.ndarray, limit: int = M
     keep = _kept_rows(index, speaker, interview, language)
     if keep is not None:
         scores = np.where(keep, scores, -np.inf)
-    said = np.abs(index.vectors).sum(axis=1) > 0  # a phrase with no text has zeros: never found
-    scores = np.where(said, scores, -np.inf)
-    top = min(limit, int(np.isfinite(scores).sum()))
+    top = min(limit, int(keep.sum()) if keep is not None else len(scores))
     if top <= 0:
         return []
     best = np.argpartition(-scores, top - 1)[:top]
