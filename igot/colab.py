@@ -254,7 +254,8 @@ def name_speakers(result: RunResult, names: str) -> RunResult:
     t = phrases.name_speakers(result.transcript, phrases.parse_names(names))
     folder, stem = _place(result)
     t, kept = _summary_kept(t, folder / f"{stem}.json")
-    saved = store.save(t, folder, stem)
+    # the voices of the people named, from the windows step 5 kept: naming loads no model
+    saved = store.save(t, folder, stem, remembered=voices.after_naming(t, folder, stem, log=print))
     print("Speakers: " + ", ".join(f"{s.id[1:]} = {saved.transcript.speaker_name(s.id)}" for s in saved.transcript.speakers))
     before, now = len(result.transcript.speakers), len(saved.transcript.speakers)
     if now < before:
@@ -285,18 +286,19 @@ def _summary_kept(t: Transcript, saved: Path) -> tuple[Transcript, bool]:
     return replace(t, summary=summary), True
 
 
-def _summarised(t: Transcript, prompt: Optional[str], llm_model: Optional[str]) -> Optional[Transcript]:
-    """The transcript with its bullet summary; None (and one line saying why) when the model
-    cannot be had."""
-    from igot.summary import summarize
+def _summarised(result: RunResult, prompt: Optional[str], llm_model: Optional[str]) -> Optional[Transcript]:
+    """The transcript with its bullet summary, by the run's own summary stage (kept in the
+    interview's work folder, reused when nothing it reads changed); None (and one line saying
+    why) when the model cannot be had."""
+    from igot.pipeline import summarise
 
+    options = RunOptions(llm_model=llm_model or None, prompt=prompt or None)
     try:
-        llm = summarize.load_llm(llm_model or None)
-        print(f"Summarising with {llm.name}…")
-        done = summarize.summarize(t, llm, prompt=prompt or summarize.DEFAULT_PROMPT, progress=True)
-        llm.close()
+        done = summarise(result, options, log=print)
     except IgotError as exc:
         print(f"⚠ No summary: {exc}")
+        return None
+    if not done.summary:
         return None
     for point in done.summary:
         print(f"• {point.text}")
@@ -307,7 +309,7 @@ def add_summary(result: RunResult, prompt: Optional[str] = None, llm_model: Opti
     """The bullet summary (after the speakers have names, which it quotes), written into the
     interview's files, library page and Drive copy. If the model cannot be had, say why and go
     on without it: nothing is lost."""
-    t = _summarised(result.transcript, prompt, llm_model)
+    t = _summarised(result, prompt, llm_model)
     if t is None:
         return result
     folder, stem = _place(result)
@@ -320,7 +322,7 @@ def publish(result: RunResult, drive_folder: str = "", doc_name: str = "", downl
     """The summary (if asked), the Google Doc in the user's Drive folder (when a folder is
     given; run again, the same Doc is updated), and the local files, all in one step."""
     folder, stem = _place(result)
-    t = _summarised(result.transcript, prompt, llm_model) if summarise else None
+    t = _summarised(result, prompt, llm_model) if summarise else None
     if t is None:  # no new summary: the one written before, if any, stays
         t, _ = _summary_kept(result.transcript, folder / f"{stem}.json")
     saved = store.save(t, folder, stem, drive_folder=drive_folder.strip() or None, doc_name=doc_name.strip() or None)

@@ -25,13 +25,18 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     ref, hyp = normalize(reference), normalize(hypothesis)
     if not ref:
         return float(bool(hyp))
+    return words_apart(ref, hyp) / len(ref)
+
+
+def words_apart(ref: list[str], hyp: list[str]) -> int:
+    """Word edit distance: substitutions + deletions + insertions that turn `ref` into `hyp`."""
     previous = list(range(len(hyp) + 1))
     for i, r in enumerate(ref, 1):
         current = [i]
         for j, h in enumerate(hyp, 1):
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
         previous = current
-    return previous[-1] / len(ref)
+    return previous[-1]
 
 
 def align_words(said: Sequence[Word], heard: Sequence[Word], near: float = 1.0) -> list[tuple[int, int]]:

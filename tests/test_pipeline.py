@@ -195,7 +195,7 @@ def test_summary_stage_in_the_run(conversation, models, tmp_path):
 
 def test_speakers_found_beside_the_transcription_give_the_same_transcript(conversation, models, tmp_path):
     """On a GPU with room for two models, speaker detection runs in its own thread beside
-    transcription (igot.pipeline.side_by_side). Asked for here on the CPU: the transcript is the
+    transcription (igot.pipeline.plan: Plan.speakers_beside). Asked for here on the CPU: the transcript is the
     one a run of one stage after the other makes, and an error in the speaker thread reaches the
     caller as itself, with no transcript files written."""
     from dataclasses import replace

@@ -12,14 +12,15 @@ from igot.errors import IgotError
 from igot_dev.evaluate import word_error_rate
 
 
-def english_recordings(devdata):
+def english_recordings(devdata, readings: int = 4):
+    """English dev recordings with their references: three voices, then `readings` LJSpeech readings."""
     pairs = [
         (devdata / "openai_whisper/jfk.flac", (devdata / "openai_whisper/jfk.reference.txt").read_text()),
         (devdata / "librispeech_misc/2412-153948-0000.flac", (devdata / "librispeech_misc/2412-153948-0000.txt").read_text()),
         (devdata / "timit_ldc93s1/LDC93S1.flac", (devdata / "timit_ldc93s1/LDC93S1.txt").read_text()),
     ]
     with open(devdata / "ljspeech/metadata.csv", encoding="utf-8") as f:
-        for row in list(csv.reader(f, delimiter="|"))[:4]:
+        for row in list(csv.reader(f, delimiter="|"))[:readings]:
             pairs.append((devdata / f"ljspeech/{row[0]}.flac", row[-1]))
     return pairs
 
@@ -144,7 +145,7 @@ def joined_recordings(devdata, wav16k, tmp_path, names_and_pauses) -> tuple:
 
     from igot.media.audio import SAMPLE_RATE, load_audio
 
-    pairs = dict((p.stem, (p, clean_reference(r))) for p, r in english_recordings(devdata))
+    pairs = dict((p.stem, (p, clean_reference(r))) for p, r in english_recordings(devdata, readings=8))
     audio, text = [], []
     for name, pause in names_and_pauses:
         path, reference = pairs[name]
@@ -177,3 +178,41 @@ def test_as_accurate_as_faster_whisper_alone(devdata, wav16k, tiny_en, tmp_path)
     batched = replace(tiny_en, batch_size=4)
     ours = word_error_rate(reference, " ".join(p.text for p in transcribe(wav, batched, language="en", progress=False).phrases))
     assert ours <= plain + 0.02, f"iGot WER {ours:.3f}, faster-whisper alone {plain:.3f}"
+
+
+def test_progress_shows_seconds_as_a_person_reads_them(devdata, wav16k, tiny_en, capsys):
+    """The transcription's bar counts seconds of recording with one decimal (never 30.999999999999996/42.0)."""
+    import re
+
+    transcribe(wav16k(devdata / "pyaudioanalysis/diarizationExample.flac"), tiny_en, language="en", progress=True)
+    shown = capsys.readouterr().err
+    figures = re.findall(r"(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", shown)
+    assert figures, shown
+    assert all(len(x.partition(".")[2]) <= 1 and len(y.partition(".")[2]) <= 1 for x, y in figures), shown
+
+
+def test_every_word_the_engine_writes_is_kept(devdata, wav16k, tiny_en, tmp_path):
+    """A reading by several dev voices (84 s). faster-whisper asked for word timestamps moves to
+    its next 30 s window from the last word's time, and here a mistimed last word makes it skip
+    what followed; alone (no word timestamps) it keeps those words. iGot decodes as the engine
+    does alone and times the words afterwards: the engine's words, every one, each with its time."""
+    from igot.media.audio import load_audio
+    from igot_dev.evaluate import normalize
+
+    wav, _ = joined_recordings(devdata, wav16k, tmp_path, [
+        ("LJ001-0007", 1.18), ("LJ001-0001", 1.16), ("jfk", 0.9), ("LJ001-0008", 0.7), ("LJ001-0002", 0.4),
+        ("LDC93S1", 0.28), ("LJ001-0003", 1.17), ("2412-153948-0000", 0.67), ("LJ001-0005", 0.23),
+        ("LJ001-0006", 0.79), ("LJ001-0004", 0.95)])
+    audio = load_audio(wav)
+
+    def engine(**asked) -> list[str]:
+        segments, _ = tiny_en.model.transcribe(audio, language="en", vad_filter=True, **asked)
+        return normalize(" ".join(s.text for s in segments))
+
+    alone, seeking = engine(), engine(word_timestamps=True)
+    assert len(seeking) <= len(alone) - 5, (len(seeking), len(alone))  # seeking on word times loses words here
+    t = transcribe(wav, tiny_en, language="en", progress=False)
+    assert normalize(" ".join(w.text for w in t.words)) == alone
+    starts = [w.start for w in t.words]
+    assert starts == sorted(starts) and all(0 <= w.start <= w.end <= t.duration for w in t.words)
+    assert t.info["untranscribed"] == []

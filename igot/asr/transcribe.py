@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import inspect
 import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -20,7 +21,8 @@ from tqdm.auto import tqdm
 from igot.asr.whisper_model import BUNDLED_PREFIX, TranscriptionOptions, WhisperModel, check_language
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
-from igot.runtime.devices import pick_device
+from igot.runtime.devices import is_gpu, pick_device
+from igot.runtime.progress import advance_to
 from igot.transcript import Phrase, Source, Transcript, Word
 
 ENGINES = ("faster-whisper", "openai-whisper", "transformers")
@@ -56,7 +58,7 @@ def check_model_name(name: str) -> None:
 def default_engine(device: str = "auto") -> str:
     """faster-whisper (int8) on CPU; on a GPU the fastest engine that works there: faster-whisper
     where CTranslate2 can use CUDA, else Whisper through transformers."""
-    if pick_device(device) != "cuda":
+    if not is_gpu(pick_device(device)):
         return "faster-whisper"
     return "faster-whisper" if ctranslate2_can_use_cuda() else "transformers"
 
@@ -79,7 +81,15 @@ def ctranslate2_can_use_cuda() -> bool:
 
 
 def default_model(device: str) -> str:
-    return GPU_MODEL if device == "cuda" else CPU_MODEL
+    return GPU_MODEL if is_gpu(device) else CPU_MODEL
+
+
+def precision(engine: str, device: str) -> str:
+    """Whisper's precision by engine and device: int8 on a CPU for faster-whisper (~4x faster than
+    float32 at the same accuracy), float16 on a GPU (the T4's fast path), float32 otherwise."""
+    if is_gpu(device):
+        return "float16"
+    return "int8" if engine == "faster-whisper" else "float32"
 
 
 def load_whisper(name: Optional[str] = None, engine: str = "auto", device: str = "auto",
@@ -105,14 +115,15 @@ def _load_faster_whisper(name: str, device: str, local_files_only: bool = False)
         import faster_whisper
     except ImportError:
         raise IgotError("The faster-whisper engine is not installed.", f"Run: {install_hint('faster')}") from None
-    # int8 on CPU is ~4x faster than float32 at the same accuracy; float16 is the T4's fast path.
-    precision = "float16" if device == "cuda" else "int8"
+    chosen = precision("faster-whisper", device)
     path = _bundled_path(name) if name.startswith(BUNDLED_PREFIX) else os.path.expanduser(name)
+    kind, _, index = device.partition(":")  # CTranslate2 takes the GPU's number apart: cuda:1 is ("cuda", 1)
     try:
-        model = faster_whisper.WhisperModel(path, device=device, compute_type=precision, local_files_only=local_files_only)
+        model = faster_whisper.WhisperModel(path, device=kind, device_index=int(index or 0), compute_type=chosen,
+                                            local_files_only=local_files_only)
     except Exception as exc:  # the hub client and CTranslate2 raise many types
         raise _load_error(name, exc) from None
-    return WhisperModel("faster-whisper", name, device, precision, model)
+    return WhisperModel("faster-whisper", name, kind, chosen, model)
 
 
 def _load_openai_whisper(name: str, device: str) -> WhisperModel:
@@ -130,7 +141,7 @@ def _load_openai_whisper(name: str, device: str) -> WhisperModel:
     except Exception as exc:
         raise _load_error(name, exc) from None
     # openai-whisper keeps fp32 weights and runs its decoder in fp16 on CUDA (fp16=True below).
-    return WhisperModel("openai-whisper", name, device, "float16" if device == "cuda" else "float32", model)
+    return WhisperModel("openai-whisper", name, device, precision("openai-whisper", device), model)
 
 
 def _load_transformers(name: str, device: str, local_files_only: bool = False) -> WhisperModel:
@@ -150,14 +161,14 @@ def _load_transformers(name: str, device: str, local_files_only: bool = False) -
     # for fp16 (bfloat16 needs Ampere, 8.0: the T4 has no bf16 tensor cores); float32 on CPU, where
     # fp16 matrix products are slow; word alignment (softmax, DTW) in float32. SDPA: PyTorch's fused
     # attention kernels.
-    precision = "float16" if device == "cuda" else "float32"
+    chosen = precision("transformers", device)
     try:
         model = WhisperForConditionalGeneration.from_pretrained(
-            path, dtype=getattr(torch, precision), attn_implementation="sdpa", local_files_only=local_files_only)
+            path, dtype=getattr(torch, chosen), attn_implementation="sdpa", local_files_only=local_files_only)
         processor = WhisperProcessor.from_pretrained(path, local_files_only=local_files_only)
     except Exception as exc:  # the hub client and safetensors raise many types
         raise _load_error(name, exc) from None
-    return WhisperModel("transformers", name, device, precision, model.to(device).eval(), processor)
+    return WhisperModel("transformers", name, device, chosen, model.to(device).eval(), processor)
 
 
 def _load_error(name: str, exc: Exception) -> IgotError:
@@ -193,22 +204,41 @@ def transcribe(
     # A long recording is read and transcribed piece by piece (cut in silences), so memory stays
     # flat however long the interview; the first piece's language holds for the rest. On a GPU,
     # longer pieces keep its batches full (options.gpu_piece_seconds).
-    length = options.gpu_piece_seconds if whisper_model.device == "cuda" else None
+    length = options.gpu_piece_seconds if is_gpu(whisper_model.device) else None
     cuts = pieces(audio_path, length) if is_speech_wav(Path(audio_path)) else [(0.0, None)]
     phrases: list[Phrase] = []
+    missed: list[dict] = []
     detected = language
     for start, end in cuts:
         audio = read_window(audio_path, start, end) if end is not None else load_audio(audio_path)
         found, detected = _transcribe_audio(whisper_model, audio, language or detected, vad, progress, options)
         phrases += [_shifted(p, start, end) for p in found] if end is not None else found
+        missed += [{"start": round(h["start"] + start, 2), "end": round(h["end"] + start, 2)} for h in _speech_left_out(audio, found)]
     duration = cuts[-1][1] if cuts[-1][1] is not None else len(audio) / SAMPLE_RATE
     info = {
         "engine": whisper_model.engine,
         "model": whisper_model.name,
         "device": whisper_model.device,
         "precision": whisper_model.precision,
+        # Speech the VAD hears that no word covers: said in the run's last line, never silently lost.
+        UNTRANSCRIBED: missed,
     }
     return Transcript(source=source, language=language or detected, duration=duration, phrases=phrases, info=info)
+
+
+UNTRANSCRIBED = "untranscribed"  # Transcript.info key: [{"start", "end"}] of speech no word covers
+
+
+def untranscribed_seconds(t: Transcript) -> float:
+    return round(sum(h["end"] - h["start"] for h in t.info.get(UNTRANSCRIBED, [])), 1)
+
+
+def _speech_left_out(audio: np.ndarray, phrases: list[Phrase]) -> list[dict]:
+    """untranscribed_speech, where faster-whisper's VAD is installed (any engine can be used without it)."""
+    try:
+        return untranscribed_speech(audio, phrases)
+    except ImportError:
+        return []
 
 
 def _transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress,
@@ -232,14 +262,23 @@ def _shifted(phrase: Phrase, offset: float, limit: float) -> Phrase:
 
 
 def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration, batch_size: int):
-    options = dict(language=language, word_timestamps=True)
     with tqdm(total=round(duration, 1), unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
-        if not vad or not (wm.batch_size or wm.device == "cuda"):
-            segments, info = wm.model.transcribe(audio, vad_filter=vad, **options)
-            return _collect(segments, bar, duration), info.language
+        if not vad or not (wm.batch_size or is_gpu(wm.device)):
+            # faster-whisper's own decoding, as it runs alone: without word timestamps, since with
+            # them it moves to the next 30 s window from the last word's time, and a mistimed last
+            # word jumps over what was said after it (a whole sentence, silently). The decoded
+            # text is then timed word by word by the engine's own aligner (time_words).
+            segments, info = wm.model.transcribe(audio, vad_filter=vad, language=language)
+            decoded = []
+            for seg in segments:
+                decoded.append(seg)
+                advance_to(bar, min(seg.end, duration))
+            return time_words(wm, audio, decoded, info.language), info.language
         from faster_whisper import BatchedInferencePipeline
 
-        # Batched decoding (the fast path) needs VAD to cut the audio into chunks of speech.
+        options = dict(language=language, word_timestamps=True)
+        # Batched decoding (the fast path) needs VAD to cut the audio into chunks of speech. Its
+        # chunks are fixed by the VAD, so word times never move where decoding goes on.
         batched = BatchedInferencePipeline(model=wm.model)
         segments, info = batched.transcribe(audio, batch_size=batch_size, **options)
         phrases = _collect(segments, bar, duration)
@@ -253,10 +292,10 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
         # can drop speech: what neither covers is decoded once more, alone.
         for start, end in chunks_with_holes(audio, phrases):
             redone, _ = wm.model.transcribe(audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], vad_filter=True,
-                                            **{**options, "language": language})
+                                            language=language)
+            redone = time_words(wm, audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], list(redone), language)
             others = [p for p in phrases if not start <= (p.start + p.end) / 2 < end]
-            redone = sorted(others + [_shifted(p, start, end) for p in _collect(redone, None, end - start)],
-                            key=lambda p: p.start)
+            redone = sorted(others + [_shifted(p, start, end) for p in redone], key=lambda p: p.start)
             if _left_out(audio, redone, start, end) <= _left_out(audio, phrases, start, end):
                 phrases = redone
         holes = untranscribed_speech(audio, phrases)
@@ -265,6 +304,69 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
                                          **{**options, "language": language})
             phrases = sorted(phrases + _collect(more, None, duration), key=lambda p: p.start)
     return phrases, language
+
+
+# Seconds of audio either side of the decoded text that the aligner also hears (the engine hears
+# the whole 30 s window it decoded); a window never passes Whisper's 30 s.
+TIMING_MARGIN = 1.0
+WINDOW_SECONDS = 30.0
+
+
+def time_words(wm: WhisperModel, audio: np.ndarray, segments: list, language: Optional[str]) -> list[Phrase]:
+    """faster-whisper segments decoded without word timestamps, as phrases of timed words: the
+    engine's own word timing (cross-attention of its alignment heads, dynamic time warping, its
+    punctuation merging and long-word rules) run on the decoded text over the audio around it,
+    several segments to a window of at most 30 s. Every decoded word is kept: a segment the
+    aligner gives no words keeps its words spread over its own times."""
+    from faster_whisper.audio import pad_or_trim
+    from faster_whisper.tokenizer import Tokenizer
+
+    model = wm.model
+    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+    own = inspect.signature(model.transcribe).parameters  # the engine's own punctuation merging
+    prepend, append = own["prepend_punctuations"].default, own["append_punctuations"].default
+    duration = len(audio) / SAMPLE_RATE
+    phrases: list[Phrase] = []
+    last_speech = 0.0
+    for start, end, group in _timing_windows([s for s in segments if s.text.strip()], duration):
+        features = model.feature_extractor(audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)])
+        frames = min(features.shape[-1] - 1, model.feature_extractor.nb_max_frames)
+        encoded = model.encode(pad_or_trim(features[:, :frames]))
+        # the engine reads a segment's window from its "seek" (in frames) and its own times
+        parts = [dict(seek=start * model.frames_per_second, start=s.start, end=s.end, tokens=list(s.tokens)) for s in group]
+        last_speech = model.add_word_timestamps([parts], tokenizer, encoded, frames, prepend, append, last_speech) or last_speech
+        for seg, part in zip(group, parts):
+            words = [Word(w["word"].strip(), round(w["start"], 3), round(w["end"], 3), probability=round(w["probability"], 3))
+                     for w in part.get("words", []) if w["word"].strip()]
+            words = words or _spread(seg.text, seg.start, seg.end)
+            phrases.append(Phrase("", words[0].start, words[-1].end, seg.text.strip(), words=words))
+    return phrases
+
+
+def _timing_windows(segments: list, duration: float) -> Iterator[tuple[float, float, list]]:
+    """(start, end, segments): consecutive segments gathered into windows of at most 30 s, each
+    with a margin of audio either side."""
+    group: list = []
+    for seg in segments:
+        if group and seg.end + TIMING_MARGIN - max(0.0, group[0].start - TIMING_MARGIN) > WINDOW_SECONDS:
+            yield _window(group, duration)
+            group = []
+        group.append(seg)
+    if group:
+        yield _window(group, duration)
+
+
+def _window(group: list, duration: float) -> tuple[float, float, list]:
+    start = max(0.0, group[0].start - TIMING_MARGIN)
+    # a segment longer than a window (VAD joined speech across a long pause) is timed in its first 30 s
+    return start, min(duration, group[-1].end + TIMING_MARGIN, start + WINDOW_SECONDS), group
+
+
+def _spread(text: str, start: float, end: float) -> list[Word]:
+    """A phrase's words spread evenly over its times, when no better timing is had."""
+    tokens = text.split()
+    step = (end - start) / max(len(tokens), 1)
+    return [Word(w, round(start + i * step, 3), round(start + (i + 1) * step, 3)) for i, w in enumerate(tokens)]
 
 
 def batch_chunks(audio: np.ndarray) -> list[tuple[float, float]]:
@@ -296,6 +398,15 @@ def _left_out(audio: np.ndarray, phrases: list[Phrase], start: float, end: float
     return sum(min(h["end"], end) - max(h["start"], start) for h in holes if h["start"] < end and h["end"] > start)
 
 
+def speech_stretches(audio: np.ndarray) -> list[tuple[float, float]]:
+    """(start, end) seconds of each stretch of speech faster-whisper's VAD hears between pauses of
+    at least 160 ms (a breath; speakers taking turns leave one)."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    regions = get_speech_timestamps(audio, VadOptions(min_silence_duration_ms=160))
+    return [(r["start"] / SAMPLE_RATE, r["end"] / SAMPLE_RATE) for r in regions]
+
+
 def untranscribed_speech(audio: np.ndarray, phrases: list[Phrase], min_length: float = 1.0) -> list[dict]:
     """Stretches of speech (per VAD) at least `min_length` seconds long with no word in them."""
     from faster_whisper.vad import VadOptions, get_speech_timestamps
@@ -322,13 +433,12 @@ def _collect(segments, bar, duration) -> list[Phrase]:
                  for w in (seg.words or []) if w.word.strip()]
         if words:
             phrases.append(Phrase("", words[0].start, words[-1].end, seg.text.strip(), words=words))
-        if bar is not None:
-            bar.update(max(0.0, round(min(seg.end, duration) - bar.n, 1)))
+        advance_to(bar, min(seg.end, duration))
     return phrases
 
 
 def _openai_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress):
-    options: dict[str, Any] = dict(language=language, word_timestamps=True, fp16=wm.device == "cuda")
+    options: dict[str, Any] = dict(language=language, word_timestamps=True, fp16=is_gpu(wm.device))
     if vad:
         # openai-whisper has no VAD; this is its own guard against text invented in long silences.
         options["hallucination_silence_threshold"] = 2.0

@@ -49,7 +49,7 @@ class WhisperModel:
 
     engine: str
     name: str  # what the user asked for
-    device: str  # "cuda" or "cpu"
+    device: str  # "cuda" or "cpu" (the transformers and openai-whisper engines: "cuda:N" on the Nth GPU)
     precision: str  # "float16", "int8", "float32"
     model: Any  # faster_whisper.WhisperModel, whisper.model.Whisper or transformers' WhisperForConditionalGeneration
     processor: Any = None  # transformers' WhisperProcessor (features and tokenizer), for that engine only
@@ -66,4 +66,4 @@ class WhisperModel:
 
     def windows_per_batch(self, options: Optional[TranscriptionOptions] = None) -> int:
         options = options or TranscriptionOptions()
-        return self.batch_size or (options.gpu_batch if self.device == "cuda" else options.cpu_batch)
+        return self.batch_size or (options.gpu_batch if self.device.startswith("cuda") else options.cpu_batch)

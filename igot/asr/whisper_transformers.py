@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 
 from igot.asr.whisper_model import TranscriptionOptions, WhisperModel
 from igot.media.audio import SAMPLE_RATE
+from igot.runtime.progress import advance_to
 from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Phrase, Word
 
@@ -36,10 +37,12 @@ def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progres
     phrases = []
     total = round(sum(b - a for a, b in windows) / SAMPLE_RATE, 1)
     with tqdm(total=total, unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
+        done = 0
         for i in range(0, len(windows), batch_size):
             batch = windows[i:i + batch_size]
             phrases += _transcribe_windows(wm, audio, batch, language)
-            bar.update(round(sum(b - a for a, b in batch) / SAMPLE_RATE, 1))
+            done += sum(b - a for a, b in batch)
+            advance_to(bar, done / SAMPLE_RATE)
     return phrases, language
 
 

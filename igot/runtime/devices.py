@@ -17,6 +17,11 @@ def pick_device(device: str = "auto") -> str:
         return "cpu"
 
 
+def is_gpu(device: str) -> bool:
+    """Whether a device name ("cuda", "cuda:1", "cpu") is a GPU."""
+    return str(device).startswith("cuda")
+
+
 def free_memory() -> None:
     """Let go of a model that is no longer referenced, so the next stage has the GPU to itself."""
     gc.collect()

