@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a bullet summary by a local LLM, every point linked to where it was said (default: on)")
     r.add_argument("--llm-model", help=f"LLM for the summary: hub id, local folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
     r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript}")
+    r.add_argument("--no-meaning", dest="meaning", action="store_false",
+                   help="do not embed the phrases for search by meaning (igot search, igot ask)")
+    r.add_argument("--embedding-model", help=f"model for search by meaning: hub id or folder (default: {DEFAULT_EMBEDDING_MODEL})")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
     r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
@@ -312,7 +315,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 video_url=args.video_url, cookies=args.cookies, device=args.device, align=args.align,
                 align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
                 summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
-                force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
+                meaning=args.meaning, embedding_model=args.embedding_model, force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
                 drive=not args.no_drive, drive_folder=args.gdoc, voices=args.voices,
             )
             result = run(args.source, args.out, options)
@@ -374,11 +377,11 @@ def demo(out: Path, device: str = "auto", force: bool = False, progress: bool = 
          models: Optional[Models] = None) -> RunResult:
     """A 42-second radio phone-in with four callers, through the small bundled models."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything the demo needs is on disk
-    # No alignment, punctuation or instruction-tuned Gemma ships as a package: the offline demo
-    # keeps Whisper's times and punctuation and writes no summary.
+    # No alignment, punctuation, instruction-tuned Gemma or multilingual embedding model ships as a
+    # package: the offline demo keeps Whisper's times and punctuation, writes no summary and no meaning index.
     options = RunOptions(
         name="Demo: radio phone-in", language="en", model="bundled:tiny.en", video_url=DEMO_VIDEO_URL,
-        align=False, punctuate=False, summary=False, device=device, force=force, progress=progress,
+        align=False, punctuate=False, summary=False, meaning=False, device=device, force=force, progress=progress,
     )
     return run(str(DEMO_SAMPLE), out, options, models=models)
 

@@ -227,3 +227,25 @@ def test_themes_hold_every_highlight_once_and_count_interviews_and_people():
     price = themes[where[0]]
     assert price.interviews == 3 and price.people == 3  # Ana, and "Speaker 1" of two interviews: two others
     assert all(t.name for t in themes)
+
+
+# --- the stage in the run ---------------------------------------------------------------------------
+def test_the_run_embeds_the_phrases_and_a_second_run_reuses_them(devdata, models, tmp_path):
+    from igot.pipeline import RunOptions, run
+
+    out = tmp_path / "out"
+    options = RunOptions(name="JFK", model="bundled:tiny.en", language="en", speakers=1, align=False, punctuate=False,
+                         summary=False, embedding_model=minilm_path(), progress=False)
+    said: list[str] = []
+    result = run(str(devdata / "openai_whisper/jfk.flac"), out, options, models=models, log=said.append)
+    kept = embed.load_embeddings(result.files["json"])
+    assert kept is not None and kept.matches(Transcript.load(result.files["json"]), minilm_path())
+    assert "meaning" in result.transcript.info["timings"]
+    assert any(line.startswith("Meaning index: embedding") for line in said)
+    # what igot search reads: the run's vectors, with nothing else to do
+    code, stdout, err = cli("search", "a speech about serving the nation", "--out", str(out),
+                            "--embedding-model", minilm_path(), "--json")
+    assert code == 0 and "words only" not in err and json.loads(stdout)[0]["how"] == "meaning"
+    said.clear()
+    run(str(devdata / "openai_whisper/jfk.flac"), out, options, models=models, log=said.append)
+    assert "Meaning index: reusing the phrases embedded before" in said

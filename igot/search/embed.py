@@ -24,12 +24,11 @@ from igot.runtime.files import write_atomic
 from igot.text import clean_text
 from igot.transcript import Transcript
 
-# Chosen by published retrieval figures, Portuguese and English together (docs/findings.md, "Search
-# by meaning: the model"): multilingual-e5-small (MIT, 118M parameters, 384 dimensions, ~100
-# languages) is trained for retrieval, question against passage, on text pairs of ~100 languages;
-# paraphrase-multilingual-MiniLM-L12-v2 (same size) is trained on paraphrases and cuts inputs at
-# 128 tokens. 470 MB in float32; an hour's ~1,500 phrases embed in about half a minute on 2 cores
-# (benchmarks/search_quality.py).
+# For Portuguese and English together (docs/findings.md, "Search by meaning: the model"):
+# multilingual-e5-small (MIT, 118M parameters, 384 dimensions, ~100 languages) is trained for
+# retrieval, question against passage; paraphrase-multilingual-MiniLM-L12-v2 (same size) is trained
+# on paraphrases and cuts inputs at 128 tokens. 470 MB in float32; an hour's ~1,400 phrases embed in
+# about half a minute on 2 cores (benchmarks/search_quality.py).
 DEFAULT_EMBEDDING_MODEL = "intfloat/multilingual-e5-small"
 # E5 models were trained with these words in front of questions and of the texts searched; without
 # them their retrieval figures do not hold. Models whose own configuration names prompts use those.
@@ -140,20 +139,29 @@ def embeddings_path(interview_json: Path | str) -> Path:
 
 
 def save_embeddings(interview_json: Path | str, e: PhraseEmbeddings) -> Path:
-    """Written whole or not at all, as float16 (half the room; a cosine moves by ~1e-3)."""
+    """Kept for the interview saved as `interview_json` (see embeddings_path)."""
     path = embeddings_path(interview_json)
     path.parent.mkdir(parents=True, exist_ok=True)
+    save_embeddings_file(path, e)
+    return path
+
+
+def save_embeddings_file(path: Path, e: PhraseEmbeddings) -> None:
+    """Written whole or not at all, as float16 (half the room; a cosine moves by ~1e-3)."""
     rows, dimension = e.vectors.shape
     data = base64.b64encode(np.ascontiguousarray(e.vectors, dtype="<f2").tobytes()).decode("ascii")
     write_atomic(path, json.dumps({"version": STORE_VERSION, "model": e.model, "digest": e.digest, "phrases": rows,
                                    "dimension": dimension, "vectors": data}))
-    return path
 
 
 def load_embeddings(interview_json: Path | str) -> Optional[PhraseEmbeddings]:
     """The kept vectors of an interview; None when there are none or they cannot be read."""
+    return load_embeddings_file(embeddings_path(interview_json))
+
+
+def load_embeddings_file(path: Path) -> Optional[PhraseEmbeddings]:
     try:
-        data = json.loads(embeddings_path(interview_json).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
         if data.get("version") != STORE_VERSION:
             return None
         rows, dimension = int(data["phrases"]), int(data["dimension"])
