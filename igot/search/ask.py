@@ -1,7 +1,7 @@
 """Ask the library: the phrases that answer a question, then the local LLM's answer from them alone,
 every point citing interview and time, each citation and quote checked against the transcripts.
 
-The LLM reads the phrases numbered, "[3] Onboarding · 12:34 · Ana: …", and cites them by number.
+The LLM reads the phrases numbered, "[3] Onboarding · Ana: …", and cites them by number.
 A number that is not one of them is removed; a time written instead is matched to a phrase of the
 interviews read (as the summary's times are); a quote is looked up in the transcripts with the
 summary's own quote check, linked to where it was said, or kept and marked as not said.
@@ -24,7 +24,7 @@ MAX_NEW_TOKENS = 384
 
 ASK_PROMPT = """\
 A product team asks a question about its user interviews. Below are the phrases of the interviews \
-that may answer it, numbered, each with its interview, time and speaker.
+that may answer it, numbered, each with its interview and speaker.
 
 Question: {question}
 
@@ -75,7 +75,9 @@ def find_phrases(interviews: list[Interview], question: str, embedder: Optional[
 
 
 def render_phrases(phrases: Sequence[Hit]) -> str:
-    return "\n".join(f"[{n}] {h.interview} · {format_clock(h.start)} · {h.speaker + ': ' if h.speaker else ''}{h.text}"
+    """One line a phrase, by number, without its time: a time alone names no interview, and small
+    models copy the lines they read (SmolLM2 wrote one phrase's time before another's words)."""
+    return "\n".join(f"[{n}] {h.interview} · {h.speaker + ': ' if h.speaker else ''}{h.text}"
                      for n, h in enumerate(phrases, 1))
 
 
