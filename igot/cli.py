@@ -1,4 +1,4 @@
-"""Command line: `igot run SOURCE …`, `igot demo`, `igot index`, `igot search QUERY`, `igot rename` and `igot voices`."""
+"""Command line: `igot run SOURCE …`, `igot demo`, `igot index`, `igot search QUERY`, `igot ask QUESTION`, `igot rename` and `igot voices`."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
+from igot.search.ask import ASK_LIMIT
+from igot.search.embed import DEFAULT_EMBEDDING_MODEL
+from igot.search.meaning import MEANING_LIMIT
 from igot.speakers.phrases import parse_names
 from igot.summary.summarize import CPU_LLM, GPU_LLM
 from igot.text import format_clock
@@ -55,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a bullet summary by a local LLM, every point linked to where it was said (default: on)")
     r.add_argument("--llm-model", help=f"LLM for the summary: hub id, local folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
     r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript}")
+    r.add_argument("--no-meaning", dest="meaning", action="store_false",
+                   help="do not embed the phrases for search by meaning (igot search, igot ask)")
+    r.add_argument("--embedding-model", help=f"model for search by meaning: hub id or folder (default: {DEFAULT_EMBEDDING_MODEL})")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
     r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
     r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
@@ -73,12 +79,27 @@ def build_parser() -> argparse.ArgumentParser:
 def _library_parsers(sub) -> None:
     i = sub.add_parser("index", help="(re)write OUT/index.html: every interview in the folder, searchable in the browser")
     i.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
-    s = sub.add_parser("search", help="find phrases in every interview of the output folder")
+    i.add_argument("--words-only", action="store_true", help="do not embed the interviews for search by meaning")
+    s = sub.add_parser("search", help="find phrases in every interview of the output folder, by words and by meaning")
     s.add_argument("query", help='words in any order (accents and case don\'t matter), or "an exact phrase" in quotes')
     s.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     s.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
     s.add_argument("--interview", default="", help="only interviews whose name contains this")
     s.add_argument("--json", action="store_true", help="hits as JSON, for scripts")
+    s.add_argument("--words-only", action="store_true", help="only phrases with the query's words, as before search by meaning")
+    s.add_argument("--limit", type=int, default=MEANING_LIMIT, help=f"phrases found by meaning to add (default: {MEANING_LIMIT})")
+    a = sub.add_parser("ask", help="ask every interview a question: the phrases that answer it, and the local LLM's answer with checked quotes")
+    a.add_argument("question", help="a question in any language, such as 'what did people say about pricing?'")
+    a.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
+    a.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
+    a.add_argument("--interview", default="", help="only interviews whose name contains this")
+    a.add_argument("--limit", type=int, default=ASK_LIMIT, help=f"phrases the answer is written from (default: {ASK_LIMIT})")
+    a.add_argument("--llm-model", help=f"LLM that writes the answer: hub id, folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
+    a.add_argument("--no-llm", dest="llm", action="store_false", help="the phrases alone, no written answer")
+    a.add_argument("--device", default="auto", help="cpu, cuda or auto (for the LLM)")
+    a.add_argument("--json", action="store_true", help="the answer as JSON, for scripts")
+    for p in (i, s, a):
+        p.add_argument("--embedding-model", help=f"model for search by meaning: hub id or folder (default: {DEFAULT_EMBEDDING_MODEL})")
     n = sub.add_parser("rename", help="name an interview's speakers again; give two the same name to make them one person")
     n.add_argument("interview", help="the interview: its JSON file, or its name or file name in the output folder")
     n.add_argument("--names", required=True, help="names in order of first appearance, 'Ana,Bruno,Ana', or 'Speaker 3=Ana'")
@@ -103,6 +124,7 @@ def _library_parsers(sub) -> None:
 def library_command(args: argparse.Namespace) -> int:
     """`igot index` and `igot search`: 0 when done (search: hits found), 1 when nothing matched."""
     from igot.outputs import library
+    from igot.search import commands
 
     try:
         if not args.out.is_dir():
@@ -116,8 +138,14 @@ def library_command(args: argparse.Namespace) -> int:
         if args.command == "index":
             path = library.write_library(args.out, interviews, skipped)
             print(f"Library: {len(interviews)} interviews -> {path}")
+            if not args.words_only:
+                commands.index_meaning(interviews, args.embedding_model)
             return 0
-        hits = library.search(interviews, args.query, speaker=args.speaker, interview=args.interview)
+        if args.words_only:
+            hits = library.search(interviews, args.query, speaker=args.speaker, interview=args.interview)
+        else:
+            hits = commands.search_both(interviews, args.query, args.embedding_model, speaker=args.speaker,
+                                        interview=args.interview, limit=args.limit)
     except IgotError as exc:
         print(f"igot: {exc}", file=sys.stderr)
         return 2
@@ -129,6 +157,32 @@ def library_command(args: argparse.Namespace) -> int:
             print(library.hit_line(h, bold=bold))
         print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} found.", file=sys.stderr)
     return 0 if hits else 1
+
+
+def ask_command(args: argparse.Namespace) -> int:
+    """`igot ask`: 0 with an answer or phrases, 1 when no phrase answers, 2 on an error."""
+    from igot.outputs import library
+    from igot.search import ask, commands
+
+    try:
+        if not args.out.is_dir():
+            raise IgotError(f"No output folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")
+        interviews, skipped = library.load_library(args.out)
+        for s in skipped:
+            print(f"igot: {s.line()}", file=sys.stderr)
+        embedder, index = commands.meaning_parts(interviews, args.embedding_model)
+        phrases = ask.find_phrases(interviews, args.question, embedder, index, speaker=args.speaker,
+                                   interview=args.interview, limit=args.limit)
+        llm = commands.llm_for(args.llm_model, args.device) if args.llm and phrases else None
+        result = ask.answer(args.question, phrases, interviews, llm)
+    except IgotError as exc:
+        print(f"igot: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=1))
+    else:
+        print("\n".join(ask.answer_lines(result)))
+    return 0 if phrases else 1
 
 
 NO_DRIVE = "To change only the files here and leave the Google Doc as it is, add --no-drive."
@@ -245,6 +299,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("index", "search"):
         return library_command(args)
+    if args.command == "ask":
+        return ask_command(args)
     if args.command == "rename":
         return rename_command(args)
     if args.command == "voices":
@@ -260,7 +316,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 video_url=args.video_url, cookies=args.cookies, device=args.device, align=args.align,
                 align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
                 summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
-                force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
+                meaning=args.meaning, embedding_model=args.embedding_model, force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
                 drive=not args.no_drive, drive_folder=args.gdoc, voices=args.voices,
             )
             result = run(args.source, args.out, options)
@@ -322,11 +378,11 @@ def demo(out: Path, device: str = "auto", force: bool = False, progress: bool = 
          models: Optional[Models] = None) -> RunResult:
     """A 42-second radio phone-in with four callers, through the small bundled models."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything the demo needs is on disk
-    # No alignment, punctuation or instruction-tuned Gemma ships as a package: the offline demo
-    # keeps Whisper's times and punctuation and writes no summary.
+    # No alignment, punctuation, instruction-tuned Gemma or multilingual embedding model ships as a
+    # package: the offline demo keeps Whisper's times and punctuation, writes no summary and no meaning index.
     options = RunOptions(
         name="Demo: radio phone-in", language="en", model="bundled:tiny.en", video_url=DEMO_VIDEO_URL,
-        align=False, punctuate=False, summary=False, device=device, force=force, progress=progress,
+        align=False, punctuate=False, summary=False, meaning=False, device=device, force=force, progress=progress,
     )
     return run(str(DEMO_SAMPLE), out, options, models=models)
 

@@ -46,24 +46,31 @@ def save_tiny_wav2vec2(folder: Path, vocab: dict[str, int] = WAV2VEC2_VOCAB) -> 
     return folder
 
 
-def save_tiny_punctuator(folder: Path) -> Path:
-    """A tiny XLM-RoBERTa token classifier with punctuate-all's labels, and a Unigram tokenizer
-    like XLM-R's, trained here on a few sentences."""
-    import torch
+def xlmr_like_tokenizer(texts: list[str], vocab_size: int):
+    """A Unigram word-piece tokenizer like XLM-R's (its special tokens and ids), trained on `texts`."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForTokenClassification
+    from transformers import PreTrainedTokenizerFast
 
     backend = Tokenizer(models.Unigram())
     backend.normalizer = normalizers.NFKC()
     backend.pre_tokenizer = pre_tokenizers.Metaspace()
     backend.decoder = decoders.Metaspace()
     specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    trainer = trainers.UnigramTrainer(vocab_size=150, special_tokens=specials, unk_token="<unk>")
-    backend.train_from_iterator(SENTENCES * 3, trainer)
+    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>", show_progress=False)
+    backend.train_from_iterator(list(texts) * 3, trainer)
     backend.post_processor = processors.TemplateProcessing(single="<s> $A </s>",
                                                            special_tokens=[("<s>", 0), ("</s>", 2)])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                        pad_token="<pad>", cls_token="<s>", sep_token="</s>", mask_token="<mask>")
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                   pad_token="<pad>", cls_token="<s>", sep_token="</s>", mask_token="<mask>")
+
+
+def save_tiny_punctuator(folder: Path) -> Path:
+    """A tiny XLM-RoBERTa token classifier with punctuate-all's labels, and a Unigram tokenizer
+    like XLM-R's, trained here on a few sentences."""
+    import torch
+    from transformers import XLMRobertaConfig, XLMRobertaForTokenClassification
+
+    tokenizer = xlmr_like_tokenizer(SENTENCES, 150)
     torch.manual_seed(0)
     labels = PUNCTUATION_LABELS
     config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
@@ -249,4 +256,42 @@ def save_tiny_gemma3(folder: Path, texts: list[str] = SENTENCES, **config) -> Pa
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(folder)
     model.save_pretrained(folder)
+    return folder
+
+
+# --- multilingual-e5-small (search by meaning's default model) -----------------------------------
+def e5_small_config(vocab_size: int = 250037, tiny: bool = True):
+    """intfloat/multilingual-e5-small's config.json (a 12-layer BERT of width 384 reading XLM-R's
+    250k word pieces); tiny: the same family at toy width."""
+    from transformers import BertConfig
+
+    shape = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64) if tiny else \
+        dict(hidden_size=384, num_hidden_layers=12, num_attention_heads=12, intermediate_size=1536)
+    return BertConfig(vocab_size=vocab_size, max_position_embeddings=512, type_vocab_size=2, hidden_act="gelu",
+                      layer_norm_eps=1e-12, pad_token_id=0, **shape)
+
+
+def save_random_e5(folder: Path, texts: list[str] = SENTENCES, tiny: bool = True) -> Path:
+    """A randomly initialised multilingual-e5-small (tiny, or of its real shape) as sentence-transformers
+    saves it: the BERT, a Unigram tokenizer like XLM-R's trained on `texts`, mean pooling, normalising.
+    Name the folder with "e5" in it, as the hub's is, for iGot to give it E5's prefixes."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertModel
+
+    tokenizer = xlmr_like_tokenizer(texts, 2000)
+    tokenizer.model_max_length = 512
+    torch.manual_seed(0)
+    config = e5_small_config(250037 if not tiny else max(len(tokenizer), 64), tiny)
+    config.pad_token_id = 1
+    work = folder / "transformer"
+    work.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(work)
+    BertModel(config).save_pretrained(work)
+    transformer = models.Transformer(str(work), max_seq_length=512)
+    model = SentenceTransformer(modules=[transformer, models.Pooling(config.hidden_size, "mean"), models.Normalize()])
+    model.save(str(folder))
+    import shutil
+
+    shutil.rmtree(work)
     return folder

@@ -32,6 +32,6 @@ def test_the_stages_to_come_follow_the_options():
     def stages(options):
         return list(make_plan(options, gpus=[]).stages)
 
-    assert stages(RunOptions()) == ["transcription", "alignment", "punctuation", "diarization", "summary"]
-    assert stages(RunOptions(align=False, summary=False)) == ["transcription", "punctuation", "diarization"]
+    assert stages(RunOptions()) == ["transcription", "alignment", "punctuation", "diarization", "summary", "meaning"]
+    assert stages(RunOptions(align=False, summary=False, meaning=False)) == ["transcription", "punctuation", "diarization"]
     assert set(stages(RunOptions())) <= set(CPU_PACE)

@@ -273,6 +273,8 @@ class Hit:
     page: str  # the transcript page at that phrase (file URI)
     marks: list[tuple[int, int]]  # character spans of `text` that matched, for highlighting
     doc: Optional[str] = None  # the interview's Google Doc, when iGot made one
+    how: str = "words"  # found by "words", by "meaning" (igot.search.meaning), or "both"
+    score: float = 0.0  # its rank score where the hits were ranked (0: in the library's order)
 
     @property
     def link(self) -> str:
@@ -756,4 +758,5 @@ def hit_line(h: Hit, bold: bool = False) -> str:
         last = b
     text += h.text[last:]
     who = f"{h.speaker}: " if h.speaker else ""
-    return f"{h.interview} · {format_clock(h.start)} · {who}{text} · {h.link}"
+    meaning = " (by meaning)" if h.how == "meaning" else ""
+    return f"{h.interview} · {format_clock(h.start)} · {who}{text}{meaning} · {h.link}"

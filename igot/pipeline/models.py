@@ -58,6 +58,11 @@ class Models:
 
         return self.get(("llm", model, device), lambda: summarize.load_llm(model, device, local_files_only=offline))
 
+    def embedder(self, model: str, device: str, offline: bool = False):
+        from igot.search import embed
+
+        return self.get(("embedder", model, device), lambda: embed.load_embedder(model, device, offline))
+
     def sortformer(self, model: Optional[str], device: str, offline: bool = False):
         from igot.speakers import sortformer
 

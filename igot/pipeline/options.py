@@ -44,6 +44,8 @@ class RunOptions:
     summary: bool = True  # the bullet summary with linked evidence, by a local LLM
     llm_model: Optional[str] = None  # None: summarize.default_llm(device): GPU_LLM on a GPU, CPU_LLM otherwise
     prompt: Optional[str] = None  # None: igot.summary.summarize.DEFAULT_PROMPT
+    meaning: bool = True  # the phrases embedded for search by meaning (igot search, igot ask)
+    embedding_model: Optional[str] = None  # None: igot.search.embed.DEFAULT_EMBEDDING_MODEL
     force: bool = False
     progress: bool = True
     # Speaker detection beside the transcription, in its own thread. None: on a GPU with room for

