@@ -394,12 +394,12 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
 
 
 # --- Markdown ---------------------------------------------------------------------------------
-def _md_escape(text: str) -> str:
+def md_text(text: str) -> str:
     """Backslash-escape what Markdown would read as formatting, links or HTML."""
     return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", clean_text(text))
 
 
-def _md_url(url: str) -> str:
+def md_url(url: str) -> str:
     # A space or a parenthesis would end the link target early.
     return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
@@ -413,7 +413,7 @@ def _md_phrase(p: Phrase, runs: Sequence[tuple[int, int, list[Highlight]]] = ())
         pos = c1
     text += _md_inline(clean[pos:])
     link = safe_link(p.link)
-    return f"[{text}]({_md_url(link)})" if link else text
+    return f"[{text}]({md_url(link)})" if link else text
 
 
 def _md_highlights(t: Transcript) -> list[str]:
@@ -423,31 +423,31 @@ def _md_highlights(t: Transcript) -> list[str]:
         return []
     out = ["## Highlights", ""]
     for tag, items in groups:
-        out += [f"### {_md_escape(tag)} ({len(items)})", ""]
+        out += [f"### {md_text(tag)} ({len(items)})", ""]
         for h in items:
             who = _label(t, t.highlight_speaker(h))
             link = highlight_link(t, h)
-            clock = f"[{format_clock(h.start)}]({_md_url(link)})" if link else format_clock(h.start)
-            by = f"{_md_escape(who)}, {clock}" if who else clock
-            note = f" _{_md_escape(h.note)}_" if h.note else ""
-            out.append(f"- “{_md_escape(h.quote)}” — {by}{note}")
+            clock = f"[{format_clock(h.start)}]({md_url(link)})" if link else format_clock(h.start)
+            by = f"{md_text(who)}, {clock}" if who else clock
+            note = f" _{md_text(h.note)}_" if h.note else ""
+            out.append(f"- “{md_text(h.quote)}” — {by}{note}")
         out.append("")
     return out
 
 
 def _md_inline(text: str) -> str:
-    """_md_escape without trimming: pieces of a line keep the spaces between them."""
+    """md_text without trimming: pieces of a line keep the spaces between them."""
     return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", text)
 
 
 def _md_point(item: Union[str, SummaryPoint]) -> str:
     """A summary bullet in Markdown; like _html_point."""
     if isinstance(item, str):
-        line = _md_escape(item)
+        line = md_text(item)
     else:
         line = "".join(f"{_md_inline(piece)} _({UNVERIFIED})_" if flagged else _md_inline(piece)
                        for piece, flagged in point_segments(item))
-        times = [f"[\\[{format_clock(c.time)}\\]]({_md_url(link)})" if (link := safe_link(c.link))
+        times = [f"[\\[{format_clock(c.time)}\\]]({md_url(link)})" if (link := safe_link(c.link))
                  else f"\\[{format_clock(c.time)}\\]" for c in item.citations]
         line += " " + (" ".join(times) or f"_({NO_MOMENT})_")
     # At the start of a list item, "1." or "-" would open a nested list.
@@ -457,9 +457,9 @@ def _md_point(item: Union[str, SummaryPoint]) -> str:
 def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
     """The same page as the HTML, for notes tools and wikis."""
     facts = header_facts(t)
-    title = _md_escape(facts.title)
-    meta = facts_line(facts, _md_escape, lambda url: f"[Open the video]({_md_url(url)})",
-                      lambda _, name: _md_escape(name))
+    title = md_text(facts.title)
+    meta = facts_line(facts, md_text, lambda url: f"[Open the video]({md_url(url)})",
+                      lambda _, name: md_text(name))
 
     out = [f"# {title}", ""]
     if meta:
@@ -476,7 +476,7 @@ def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
     runs = marks.marked(t)
     for turn in turns:
         clock = format_clock(turn.start)
-        head = f"**{_md_escape(turn.name)}** ({clock}):" if turn.name else f"**{clock}**"
+        head = f"**{md_text(turn.name)}** ({clock}):" if turn.name else f"**{clock}**"
         out += [f"{head} " + " ".join(_md_phrase(p, runs.get(index[id(p)], ())) for p in turn.phrases), ""]
     if not turns:
         out += [f"_{NO_SPEECH}_", ""]
