@@ -108,12 +108,13 @@ def marked(t: Transcript, words: Optional[list[tuple[str, list[Span]]]] = None) 
     highlights = t.highlights or []
     if not highlights:
         return {}
-    words = words if words is not None else phrase_words(t)
     out: dict[int, list[tuple[int, int, list[Highlight]]]] = {}
-    for i, (p, (text, spans)) in enumerate(zip(t.phrases, words)):
+    for i, p in enumerate(t.phrases):
         near = [h for h in highlights if h.start <= p.end + 1e-3 and h.end >= p.start - 1e-3]
         if not near:
-            continue
+            continue  # the words of a phrase no highlight touches are never looked at (an hour has ~1,500)
+        text = clean_text(p.text)
+        text, spans = words[i] if words is not None else (text, phrase_spans(p, text) if text else [])
         runs: list[tuple[int, int, list[Highlight]]] = []
         for s in spans:
             covering = [h for h in near if _covered(s, h.start, h.end)]

@@ -299,9 +299,12 @@
         out += `<div class="turn ${speakerClass(s.colour)}"><div class="head">${s.name ? `<b class="who">${esc(s.name)}</b>` : ""}<span class="time">${clock(p.start)}</span></div><p>`;
         last = p.speaker;
       }
+      // Each word in its own span (a selection is turned into times by its words), and the
+      // space between two words too, so that a highlight is marked without gaps.
       let text = "", pos = 0;
       p.words.forEach(([c0, c1], k) => {
-        text += esc(p.text.slice(pos, c0)) + `<span class="w" data-w="${k}">${esc(p.text.slice(c0, c1))}</span>`;
+        const gap = p.text.slice(pos, c0);
+        text += (gap && k ? `<span class="g">${esc(gap)}</span>` : esc(gap)) + `<span class="w" data-w="${k}">${esc(p.text.slice(c0, c1))}</span>`;
         pos = c1;
       });
       out += `<span class="phrase" data-i="${i}" title="${clock(p.start)}">${text + esc(p.text.slice(pos))}</span> `;
@@ -316,7 +319,7 @@
 
   function renderHighlights() {
     const data = state.interview;
-    view.querySelectorAll(".w.hl").forEach((w) => { w.classList.remove("hl"); w.removeAttribute("data-tags"); w.removeAttribute("title"); });
+    view.querySelectorAll(".w.hl, .g.hl").forEach((w) => { w.classList.remove("hl"); w.removeAttribute("data-tags"); w.removeAttribute("title"); });
     data.highlights.forEach((h) => {
       data.phrases.forEach((p, i) => {
         if (p.start > h.end + 1e-3 || p.end < h.start - 1e-3) return;
@@ -331,6 +334,10 @@
           span.title = [...tags].join(", ") || "highlight";
         });
       });
+    });
+    view.querySelectorAll(".g").forEach((g) => {
+      const before = g.previousElementSibling, after = g.nextElementSibling;
+      if (before && after && before.classList.contains("hl") && after.classList.contains("hl")) g.classList.add("hl");
     });
     document.getElementById("hl-count").textContent = data.highlights.length || "";
     const list = document.getElementById("hl-list");

@@ -10,6 +10,7 @@
       const box = document.createElement("div");
       box.className = "fake-vimeo";
       box.textContent = `Vimeo player stand-in: ${options.url}`;
+      Object.assign(box.style, { color: "#fff", display: "grid", placeItems: "center", fontSize: "15px" });
       where.replaceWith(box);
       this.calls = [];
       this.handlers = {};

@@ -11,6 +11,7 @@
       const box = document.createElement("div");
       box.className = "fake-youtube";
       box.textContent = `YouTube player stand-in: ${options.videoId}`;
+      Object.assign(box.style, { color: "#fff", display: "grid", placeItems: "center", fontSize: "15px" });
       node.replaceWith(box);
       this.options = options;
       this.calls = [];
