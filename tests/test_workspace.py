@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 from igot.cli import main
 from igot.outputs import highlights, library, store
 from igot.transcript import Source, Transcript
-from igot.workspace import server, tags, views
+from igot.workspace import clips, server, tags, views
 from igot.workspace.guard import Door, inside
 from igot.workspace.interviews import Library
 from tests.test_highlights import interview
@@ -323,3 +323,32 @@ def test_igot_serve_says_what_to_do_when_the_port_is_taken(folder):
         assert f"Port {running.port}" in err.getvalue() and "--port" in err.getvalue()
     finally:
         running.stop()
+
+
+# --- clips ----------------------------------------------------------------------------------------
+def probe(path: Path) -> dict:
+    import subprocess
+
+    return json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_format", "-show_streams", "-of", "json", str(path)],
+                                     capture_output=True, text=True, check=True).stdout)
+
+
+def test_a_highlight_and_a_tags_reel_as_titled_mp4s(client, folder, tmp_path):
+    a = add(client, "bruno", start=4.0, end=8.9, tags=["pricing"]).json()
+    add(client, "carla", start=9.5, end=10.95, tags=["pricing"])
+    add(client, "joana", start=0.0, end=3.0, tags=["pricing"])  # YouTube: no local recording, left out of the reel
+    r = client.get(f"/api/interviews/bruno/highlights/{a['id']}/clip")
+    assert r.status_code == 200 and r.headers["content-type"] == "video/mp4"
+    assert 'filename="bruno-4s.mp4"' in r.headers["content-disposition"]
+    (tmp_path / "clip.mp4").write_bytes(r.content)
+    info = probe(tmp_path / "clip.mp4")
+    assert {s["codec_type"] for s in info["streams"]} == {"video", "audio"}
+    assert abs(float(info["format"]["duration"]) - (8.9 - 4.0 + 2 * clips.PAD)) < 0.3
+    assert info["format"]["tags"]["title"] == "Joana · Interview with Bruno · 0:04"
+    reel = client.get("/api/tag/reel", params={"name": "pricing"})
+    assert reel.status_code == 200
+    (tmp_path / "reel.mp4").write_bytes(reel.content)
+    length = float(probe(tmp_path / "reel.mp4")["format"]["duration"])
+    assert abs(length - ((8.9 - 4.0) + (10.95 - 9.5) + 4 * clips.PAD)) < 0.5
+    no_media = client.get("/api/tag/reel", params={"name": "nothing"})
+    assert no_media.status_code == 400 and "local recordings" in no_media.json()["error"]

@@ -79,7 +79,10 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
         t = where.recorded(t)
     try:
         texts = {paths[fmt]: text for fmt, text in export.render_exports(t).items()}
-        texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t})
+        # The library page shows no highlight: a change of highlights alone leaves it as it is
+        # (rebuilding it reads every interview: ~0.8 s with 200).
+        if before is None or replace(before, highlights=None) != replace(t, highlights=None) or not (folder / library.INDEX).is_file():
+            texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t})
         with export.staged(texts):
             if where is not None:
                 gdoc.put_repository(service, t, where, stem)

@@ -9,7 +9,9 @@ Sec-Fetch-Site). Plain HTTP only: Colab's port proxy carries no WebSockets.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import tempfile
 import threading
 import webbrowser
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from urllib.parse import quote
 
 from igot.errors import IgotError, install_hint
 from igot.outputs import highlights
+from igot.workspace import clips
 from igot.workspace import tags as tags_module
 from igot.workspace import views
 from igot.workspace.guard import Door, inside
@@ -29,6 +32,7 @@ try:
     import uvicorn
     from fastapi import FastAPI, Request
     from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+    from starlette.background import BackgroundTask
     from starlette.concurrency import run_in_threadpool
 except ImportError as err:  # pragma: no cover - said to the user
     raise IgotError(f"The workspace needs FastAPI and uvicorn ({err.name} is missing).",
@@ -141,6 +145,17 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = ()) ->
                                          lambda t: highlights.without_highlight(t, highlight_id))
         return JSONResponse(_changed(opened, None))
 
+    # --- clips (ffmpeg) ---------------------------------------------------------------------
+    @app.get("/api/interviews/{stem}/highlights/{highlight_id}/clip")
+    async def highlight_clip(stem: str, highlight_id: str) -> Response:
+        parts = await run_in_threadpool(clips.highlight_parts, lib, stem, highlight_id)
+        return await _clip(parts, f"{stem}-{int(parts[0].start) if parts else 0}s.mp4")
+
+    @app.get("/api/tag/reel")
+    async def tag_reel(name: str = "") -> Response:
+        parts = await run_in_threadpool(clips.tag_parts, lib, name)
+        return await _clip(parts, f"{name or 'untagged'}-reel.mp4", title=f"{name}: {len(parts)} highlights")
+
     # --- tags ---------------------------------------------------------------------------
     @app.get("/api/tags")
     async def board() -> Response:
@@ -180,6 +195,14 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = ()) ->
             lambda: views.search_view(lib.listing()[0], q, interview, speaker, language, tag)))
 
     return app
+
+
+async def _clip(parts: Sequence[clips.Part], filename: str, title: str = "") -> Response:
+    """The clip made in a temp folder, sent, then deleted."""
+    folder = Path(tempfile.mkdtemp(prefix="igot-clip-"))
+    out = await run_in_threadpool(clips.make_clip, parts, folder / "clip.mp4", title)
+    return FileResponse(out, media_type="video/mp4", filename=filename,
+                        background=BackgroundTask(shutil.rmtree, folder, True))
 
 
 def _error(status: int, line: str) -> Response:

@@ -178,6 +178,7 @@
       <h1 class="tag-title" data-tag="${esc(tag)}">${esc(tag)} <span class="count">${plural(data.quotes.length, "highlight")} in ${plural(data.interviews, "interview")}</span></h1>
       <p class="tools"><a class="button" href="api/tag/export?name=${enc}&format=md" download>Export Markdown</a>
       <a class="button" href="api/tag/export?name=${enc}&format=csv" download>Export CSV</a>
+      <a class="button" href="api/tag/reel?name=${enc}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
       <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span></p>
       ${list || `<p class="empty">No highlight has this tag.</p>`}</div>${quotePane()}</div>`;
     state.pane = view.querySelector(".pane");
@@ -341,12 +342,14 @@
     });
     document.getElementById("hl-count").textContent = data.highlights.length || "";
     const list = document.getElementById("hl-list");
+    const local = data.player.kind === "video" || data.player.kind === "audio";  // clips are cut from local recordings
     list.innerHTML = data.highlights.length ? data.highlights.map((h) => `
       <li class="hl-item ${speakerClass(h.colour)}" data-id="${esc(h.id)}">
         <div class="hl-tags">${h.tags.map((t) => `<a class="tag" href="#/tag/${encodeURIComponent(t)}">${esc(t)}</a>`).join("") || `<span class="tag none">untagged</span>`}</div>
         <button type="button" class="quote-link" title="Play from here">“${esc(h.quote.length > 160 ? h.quote.slice(0, 157) + "…" : h.quote)}”</button>
         <div class="hl-by">${h.speaker ? `<span class="who">${esc(h.speaker)}</span> · ` : ""}${clock(h.start)}
-        <button type="button" class="link edit">Edit</button><button type="button" class="link delete">Delete</button></div>
+        <button type="button" class="link edit">Edit</button><button type="button" class="link delete">Delete</button>${
+          local ? `<a class="link clip" href="api/interviews/${encodeURIComponent(data.stem)}/highlights/${encodeURIComponent(h.id)}/clip" download title="An MP4 of this highlight, titled">Clip</a>` : ""}</div>
         ${h.note ? `<p class="note">${esc(h.note)}</p>` : ""}</li>`).join("")
       : `<li class="empty">Select words or phrases in the transcript to highlight them.</li>`;
     list.querySelectorAll(".hl-item").forEach((li) => {
