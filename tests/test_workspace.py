@@ -352,3 +352,71 @@ def test_a_highlight_and_a_tags_reel_as_titled_mp4s(client, folder, tmp_path):
     assert abs(length - ((8.9 - 4.0) + (10.95 - 9.5) + 4 * clips.PAD)) < 0.5
     no_media = client.get("/api/tag/reel", params={"name": "nothing"})
     assert no_media.status_code == 400 and "local recordings" in no_media.json()["error"]
+
+
+# --- inside Colab -------------------------------------------------------------------------------------
+FAKE_COLAB = Path(__file__).resolve().parent / "fake_colab"
+
+
+def test_the_notebook_step_shows_the_workspace_through_colabs_port_proxy(folder, tmp_path, monkeypatch):
+    """With the stand-in for google.colab: the proxy's address is let in (its Host and Origin),
+    the port is shown in an iframe, a foreign origin is still refused; Drive's interviews (as step
+    8 read them) join the session's."""
+    import sys
+
+    import igot.colab
+
+    monkeypatch.syspath_prepend(str(FAKE_COLAB))
+    for name in [m for m in sys.modules if m == "google.colab" or m.startswith("google.colab.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setenv("FAKE_COLAB_IFRAMES", str(tmp_path / "iframes.jsonl"))
+    monkeypatch.setattr(igot.colab, "workspace", lambda: tmp_path)
+    drive_copy = tmp_path / "igot-drive"
+    drive_copy.mkdir()
+    kept = replace(interview(), source=Source("Kept in Drive", None, None, "file"))
+    (drive_copy / "kept-in-drive.json").write_text(kept.to_json(), encoding="utf-8")
+    (drive_copy / "joana.json").write_text("{}", encoding="utf-8")  # this session's own copy wins
+    out = io.StringIO()
+    with redirect_stdout(out):
+        running = igot.colab.open_workspace("Research/iGot", out_dir=folder)
+    try:
+        shown = json.loads((tmp_path / "iframes.jsonl").read_text())
+        assert shown["port"] == running.port and "Research workspace" in out.getvalue()
+        proxy = f"{running.port}-m-s-fake.prod.colab.dev"
+        for host, origin, status in [(proxy, f"https://{proxy}", 200), (f"127.0.0.1:{running.port}", None, 200),
+                                     (proxy, "https://evil.example", 403), ("evil.example", None, 403)]:
+            conn = http.client.HTTPConnection("127.0.0.1", running.port, timeout=5)
+            headers = {"Host": host, **({"Origin": origin} if origin else {})}
+            conn.request("GET", "/api/library", headers=headers)
+            answer = conn.getresponse()
+            body = answer.read()
+            assert answer.status == status, (host, origin, body)
+        stems = {iv["stem"] for iv in json.loads(_library(running.port))["interviews"]}
+        assert stems == {"joana", "bruno", "carla", "kept-in-drive"}
+        assert Transcript.load(folder / "joana.json").source.title == "Interview with Joana"
+        page = _get(running.port, "/")
+        assert "frame-ancestors 'self' https://colab.research.google.com https://*.googleusercontent.com" in page.getheader("content-security-policy")
+    finally:
+        running.stop()
+
+
+def _get(port: int, path: str, headers: dict | None = None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", path, headers=headers or {})
+    answer = conn.getresponse()
+    answer.read()
+    return answer
+
+
+def _library(port: int) -> bytes:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", "/api/library")
+    return conn.getresponse().read()
+
+
+def test_only_opening_a_page_is_let_in_from_another_site():
+    door = Door(PORT)
+    own = f"127.0.0.1:{PORT}"
+    assert door.refusal(own, None, "cross-site", navigation=True) is None  # a link followed, Colab's frame
+    assert door.refusal(own, None, "cross-site") is not None  # <video src>, <img src> on a foreign page
+    assert door.refusal(own, "https://evil.example", "cross-site", navigation=True) is not None  # a form posted

@@ -5,7 +5,7 @@ send it requests (its Origin is then that page's), and a host name it controls c
 127.0.0.1 (DNS rebinding: the Host header then names that site). So every request must name
 this server in its Host, and in its Origin when it has one; a browser's Sec-Fetch-Site says
 "cross-site" for a request another site's page made, even where no Origin is sent (a <video>
-or <img> tag). Files: only those inside the library folder, by their real path (no "..", no
+or <img> tag): only opening a page (a GET navigation) is let in from another site. Files: only those inside the library folder, by their real path (no "..", no
 absolute path, no symbolic link leading out).
 """
 
@@ -35,13 +35,17 @@ class Door:
         own = {f"http://{h}:{self.port}" for h in LOCAL_HOSTS}
         return own | {o.rstrip("/").lower() for o in self.origins}
 
-    def refusal(self, host: Optional[str], origin: Optional[str], fetch_site: Optional[str] = None) -> Optional[str]:
-        """Why a request with these headers is refused (one line), or None to answer it."""
+    def refusal(self, host: Optional[str], origin: Optional[str], fetch_site: Optional[str] = None,
+                navigation: bool = False) -> Optional[str]:
+        """Why a request with these headers is refused (one line), or None to answer it.
+        `navigation`: a GET that opens a page (Sec-Fetch-Mode: navigate): following a link from
+        another site, or Colab's output frame showing the workspace, may open it; the page then
+        reads the library itself, from its own origin."""
         if not host or host.lower() not in self.hosts():
             return f"Refused: this iGot workspace answers only to http://127.0.0.1:{self.port}, not to Host {host!r}."
         if origin is not None and origin.lower() not in self.allowed_origins():
             return f"Refused: a page from {origin!r} may not use this iGot workspace."
-        if fetch_site == "cross-site":
+        if fetch_site == "cross-site" and not navigation:
             return "Refused: a page of another site may not use this iGot workspace."
         return None
 

@@ -66,8 +66,8 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = ()) ->
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:
-        why = door.refusal(request.headers.get("host"), request.headers.get("origin"),
-                           request.headers.get("sec-fetch-site"))
+        why = door.refusal(request.headers.get("host"), request.headers.get("origin"), request.headers.get("sec-fetch-site"),
+                           request.method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate")
         if why:
             return PlainTextResponse(why + "\n", status_code=403)
         if request.method in ("POST", "PATCH", "PUT") and \
