@@ -152,3 +152,27 @@ def test_a_damaged_highlight_list_skips_the_file_with_why(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(data))
     interviews, skipped = library.load_library(tmp_path)
     assert interviews == [] and "highlights are not in the form" in skipped[0].why
+
+
+def test_the_google_doc_opens_with_the_highlights_and_marks_the_words():
+    """What is uploaded for Drive to convert (recorded exchanges: tests/test_gdoc.py)."""
+    import googleapiclient  # noqa: F401  (the Google client, as every Doc test needs)
+
+    from igot.outputs import gdoc
+    from tests.test_gdoc import DOC, NEW_FOLDER, ROOT_LIST, drive, multipart, read_doc, reply
+
+    t = with_two_highlights()
+    service, http = drive(reply(ROOT_LIST), reply("files-list-empty.json"), reply("folder-created.json"), reply("doc-created.json"))
+    assert gdoc.export_to_google_doc(t, "Research/Onboarding", service=service, repository=False).startswith(
+        f"https://docs.google.com/document/d/{DOC}/")
+    meta, _, media = multipart(http.sent[-1])
+    assert meta["parents"] == [NEW_FOLDER]
+    page = media.decode("ascii")
+    assert read_doc(page).headings == ["Interview with Joana", "Highlights", "Transcript"]
+    highlights_part = page[page.index("<h2>Highlights</h2>"):page.index("<h2>Transcript</h2>")]
+    assert highlights_part.index("<h3>onboarding (1)</h3>") < highlights_part.index("<h3>pricing (1)</h3>")
+    assert "&#8220;the onboarding took&#8221;" in highlights_part and "&amp; &lt;week&gt;" in highlights_part  # ASCII, as sent
+    assert f'href="{VIDEO}&amp;t=9s"' in highlights_part
+    transcript = page[page.index("<h2>Transcript</h2>"):]
+    assert f'<span style="background-color:{gdoc.HIGHLIGHT}">the onboarding took</span>' in transcript
+    assert "background-color" not in gdoc.doc_html(interview())
