@@ -176,3 +176,41 @@ def test_the_google_doc_opens_with_the_highlights_and_marks_the_words():
     transcript = page[page.index("<h2>Transcript</h2>"):]
     assert f'<span style="background-color:{gdoc.HIGHLIGHT}">the onboarding took</span>' in transcript
     assert "background-color" not in gdoc.doc_html(interview())
+
+
+from tests.test_gdoc import sleeps  # noqa: E402,F401  (the fixture: backoff sleeps recorded, not slept)
+
+
+def test_the_highlights_sheet_gets_the_interviews_rows_in_place_of_its_old_ones(sleeps):
+    """Recorded Drive exchanges: the first time the Sheet is made from a CSV; next time this
+    interview's rows are replaced and another interview's stay."""
+    import csv
+    import io
+
+    from igot.outputs import gdoc
+    from tests.test_drive_repository import DOC_URL, sent_rows
+    from tests.test_gdoc import RESEARCH, drive, multipart, reply
+
+    t = with_two_highlights()
+    service, http = drive(reply("files-list-empty.json"), reply("sheet-created.json"))
+    gdoc.update_highlights_sheet(service, RESEARCH, t, DOC_URL)
+    look, make = http.sent
+    assert f"name = 'iGot highlights' and '{RESEARCH}' in parents" in look.query["q"]
+    assert multipart(make)[0] == {"name": "iGot highlights", "mimeType": gdoc.GOOGLE_SHEET, "parents": [RESEARCH]}
+    rows = sent_rows(make)
+    assert rows[0] == gdoc.HIGHLIGHT_COLUMNS
+    assert rows[1] == ["Interview with Joana", "Joana", "0:00:04", f"{VIDEO}&t=4s",
+                       "Honestly the price is too high for a small team. And the onboarding took me a whole week.",
+                       "pricing", "price & <week>", DOC_URL]
+    assert rows[2][4:6] == ["the onboarding took", "onboarding"]
+    other = ["Another interview", "Ana", "0:01:00", "https://example.com", "=SUM(A1)", "trust", "", "https://docs.google.com/document/d/other/edit"]
+    sheet_now = io.StringIO()
+    csv.writer(sheet_now).writerows([gdoc.HIGHLIGHT_COLUMNS, rows[1], ["'" + c if c.startswith("=") else c for c in other]])
+    exported = ({"status": "200", "content-type": "text/csv"}, sheet_now.getvalue().encode("utf-8"))
+    one_left = highlights.without_highlight(t, t.highlights[0].id)
+    service, http = drive(reply("files-list-sheet-found.json"), exported, reply("sheet-created.json"))
+    gdoc.update_highlights_sheet(service, RESEARCH, one_left, DOC_URL)
+    rows = sent_rows(http.sent[-1])
+    # This interview's rows replaced; the other interview's kept, still text (not a formula).
+    assert [r[4] for r in rows[1:]] == ["the onboarding took", "'=SUM(A1)"]
+    assert sleeps == []

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 from urllib.parse import parse_qs, urlsplit
 
 from igot.errors import IgotError, install_hint
@@ -543,8 +543,11 @@ def put_doc(service: Resource, t: Transcript, folder: Optional[str] = None, name
 
 
 def put_repository(service: Resource, t: Transcript, where: Published, stem: str) -> None:
-    """The interview's row in the folder's Sheet, and its JSON kept in the folder's .igot."""
+    """The interview's row in the folder's Sheet, its highlights in the highlights Sheet, and its
+    JSON kept in the folder's .igot."""
     update_sheet(service, where.folder, sheet_row(t, where.doc, where.name))
+    if t.highlights is not None:  # an interview that never had a highlight leaves that Sheet alone
+        update_highlights_sheet(service, where.folder, t, where.doc, where.name)
     keep_transcript(service, where.folder, where.recorded(t), stem)
 
 
@@ -635,23 +638,58 @@ def update_sheet(service: Resource, folder_id: str, row: list[str]) -> str:
     The first time, the Sheet is made from a CSV (Drive converts it); after that the same file's
     content is replaced, newest row first. A row with the same interview name and video, or
     the same Doc, is replaced (a rerun, a change), so the Sheet never lists an interview twice."""
-    sheet_id = _find_file(service, SHEET_NAME, folder_id, GOOGLE_SHEET, f"look for the “{SHEET_NAME}” Sheet")
-    rows = []
+    doc = SHEET_COLUMNS.index("Google Doc")
+    return _put_rows(service, folder_id, SHEET_NAME, SHEET_COLUMNS, [row],
+                     lambda r: _key(r) != _key(row) and (r + [""] * len(SHEET_COLUMNS))[doc] != row[doc])
+
+
+def _put_rows(service: Resource, folder_id: str, name: str, columns: list[str], rows: list[list[str]],
+              keep: Callable[[list[str]], bool]) -> str:
+    """The Sheet `name` in the folder with `rows` first, then the rows it had that `keep` keeps
+    (made from a CSV the first time, its content replaced after); returns its URL."""
+    sheet_id = _find_file(service, name, folder_id, GOOGLE_SHEET, f"look for the “{name}” Sheet")
+    kept = []
     if sheet_id:
-        with _drive_errors(f"read the “{SHEET_NAME}” Sheet"):
+        with _drive_errors(f"read the “{name}” Sheet"):
             data = service.files().export_media(fileId=sheet_id, mimeType="text/csv").execute(num_retries=RETRIES)
-        doc = SHEET_COLUMNS.index("Google Doc")
-        rows = [r for r in _rows(data)[1:] if _key(r) != _key(row) and (r + [""] * len(SHEET_COLUMNS))[doc] != row[doc]]
-    media = _BytesUpload(io.BytesIO(_csv([SHEET_COLUMNS, row, *rows])), mimetype="text/csv", resumable=False)
-    with _drive_errors(f"update the “{SHEET_NAME}” Sheet"):
+        kept = [r for r in _rows(data)[1:] if keep(r)]
+    media = _BytesUpload(io.BytesIO(_csv([columns, *rows, *kept])), mimetype="text/csv", resumable=False)
+    with _drive_errors(f"update the “{name}” Sheet"):
         if sheet_id:
             sheet = service.files().update(fileId=sheet_id, media_body=media, fields="id,webViewLink",
                                            supportsAllDrives=True).execute(num_retries=RETRIES)
         else:
-            sheet = service.files().create(body={"name": SHEET_NAME, "mimeType": GOOGLE_SHEET, "parents": [folder_id]},
+            sheet = service.files().create(body={"name": name, "mimeType": GOOGLE_SHEET, "parents": [folder_id]},
                                            media_body=media, fields="id,webViewLink", supportsAllDrives=True
                                            ).execute(num_retries=RETRIES)
     return sheet.get("webViewLink") or f"https://docs.google.com/spreadsheets/d/{sheet['id']}/edit"
+
+
+# Every highlight of the folder's interviews, one row each. A Sheet of its own beside "iGot
+# interviews": a Sheet made from a CSV has one tab, and iGot's Drive access (drive.file) has no
+# Sheets API to add another.
+HIGHLIGHTS_SHEET = "iGot highlights"
+HIGHLIGHT_COLUMNS = ["Interview", "Speaker", "Time", "Link", "Quote", "Tags", "Note", "Google Doc"]
+
+
+def highlight_rows(t: Transcript, doc_url: str, name: str | None = None) -> list[list[str]]:
+    """The interview's highlights as rows, in HIGHLIGHT_COLUMNS order, in order of time."""
+    title = clean_text(name or "") or header_facts(t).title
+    rows = []
+    for h in sorted(t.highlights or [], key=lambda h: h.start):
+        speaker = t.highlight_speaker(h)
+        who = t.speaker_name(speaker) if (t.speakers or speaker) else ""
+        rows.append([title, who, _clock(h.start), _web_link(highlight_link(t, h)) or doc_url, clean_text(h.quote),
+                     ", ".join(h.tags), clean_text(h.note), doc_url])
+    return rows
+
+
+def update_highlights_sheet(service: Resource, folder_id: str, t: Transcript, doc_url: str, name: str | None = None) -> str:
+    """The interview's highlights in the folder's "iGot highlights" Sheet, in place of those it had
+    there (found by its Doc); every other interview's rows stay. Returns the Sheet's URL."""
+    doc = HIGHLIGHT_COLUMNS.index("Google Doc")
+    return _put_rows(service, folder_id, HIGHLIGHTS_SHEET, HIGHLIGHT_COLUMNS, highlight_rows(t, doc_url, name),
+                     lambda r: (r + [""] * len(HIGHLIGHT_COLUMNS))[doc] != doc_url)
 
 
 def keep_transcript(service: Resource, folder_id: str, t: Transcript, stem: str) -> str:
