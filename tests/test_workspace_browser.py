@@ -358,3 +358,33 @@ def test_parent_paths_are_not_served_in_the_browser(browser, workspace):
         response = page.goto(workspace.url + path)
         assert response.status == 404 and "not yours" not in page.content(), path
     page.close()
+
+
+def test_search_finds_what_igot_search_finds_and_a_hit_is_highlighted_where_it_stands(browser, workspace, folder):
+    from igot.outputs import library
+
+    interviews = library.load_interviews(folder)
+    word = next(w for p in phrases(folder, "radio-phone-in") for w in library.normalize(p.text).split() if len(w) >= 5)
+    want = library.search(interviews, word)
+    page = browser.open(workspace.url)
+    page.locator("#q").fill(word)
+    page.keyboard.press("Enter")
+    page.locator(".hit").first.wait_for()
+    assert page.locator(".hit").count() == len(want)
+    assert [t.strip() for t in page.locator(".hit .text").all_text_contents()] == [h.text for h in want]
+    # Kept to one interview, then a hit highlighted from the list.
+    page.locator("select[name=interview]").select_option("radio-phone-in")
+    wait_for(page, f"document.querySelectorAll('.hit').length === {len([h for h in want if h.interview == 'Radio phone-in'])}")
+    before = len(Transcript.load(folder / "radio-phone-in.json").highlights or [])
+    page.locator(".hit button.highlight-hit").first.click()
+    page.locator(".form-pop .tag-input").fill("from search")
+    page.keyboard.press("Enter")
+    with page.expect_response(lambda r: "/highlights" in r.url and r.request.method == "POST") as answer:
+        page.locator(".form-pop button[type=submit]").click()
+    assert answer.value.status == 201
+    saved = Transcript.load(folder / "radio-phone-in.json").highlights
+    first = next(h for h in want if h.interview == "Radio phone-in")
+    assert len(saved) == before + 1 and any(h.tags == ["from search"] and h.quote == first.text for h in saved)
+    page.locator(".hit button.play").first.click()
+    wait_for(page, "window.fakeYouTube && fakeYouTube.calls.some(c => c[0] === 'playVideo')")
+    page.close()
