@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -69,11 +70,29 @@ class Library:
         # The last interviews read, by version: an hour's JSON takes ~0.1 s to parse, and the
         # version (a hash of the file) says whether the file is still the one read.
         self._read: OrderedDict[str, Opened] = OrderedDict()
+        self._listed: Optional[tuple[tuple, tuple[list[library.Interview], list[library.Skipped]]]] = None
 
     # --- reading --------------------------------------------------------------------------
     def listing(self) -> tuple[list[library.Interview], list[library.Skipped]]:
-        """Every interview (newest first, phrases without their words) and the files skipped, with why."""
-        return library.load_library(self.folder)
+        """Every interview (newest first, phrases without their words) and the files skipped, with
+        why. Read again only when a JSON file in the folder changed (its time or size): reading
+        200 interviews costs ~0.4 s, looking at their files ~2 ms."""
+        stamp = self._stamp()
+        if self._listed is None or self._listed[0] != stamp:
+            self._listed = (stamp, library.load_library(self.folder))
+        return self._listed[1]
+
+    def _stamp(self) -> tuple:
+        found = []
+        with os.scandir(self.folder) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json"):
+                    try:
+                        st = entry.stat()
+                    except OSError:
+                        continue
+                    found.append((entry.name, st.st_mtime_ns, st.st_size))
+        return tuple(sorted(found))
 
     def path_of(self, stem: str) -> Path:
         """The JSON of interview `stem`: a file directly in the library folder, or NotFound."""
