@@ -266,13 +266,9 @@ def _html_phrase(p: Phrase, index: int, runs: Sequence[tuple[int, int, list[High
     e = html.escape
     start, end = format_clock(p.start), format_clock(p.end)
     when = start if start == end else f"{start}–{end}"
-    clean = clean_text(p.text)
-    text, pos = "", 0
-    for c0, c1, covering in runs:
-        tags = ", ".join(dict.fromkeys(tag for h in covering for tag in h.tags)) or marks.UNTAGGED
-        text += f'{e(clean[pos:c0])}<mark class="hl" title="{e(tags)}">{e(clean[c0:c1])}</mark>'
-        pos = c1
-    text += e(clean[pos:])
+    tags = lambda covering: ", ".join(dict.fromkeys(tag for h in covering for tag in h.tags)) or marks.UNTAGGED  # noqa: E731
+    text = "".join(f'<mark class="hl" title="{e(tags(covering))}">{e(piece)}</mark>' if covering else e(piece)
+                   for piece, covering in marks.pieces(clean_text(p.text), runs))
     link = safe_link(p.link)
     if link:  # a new tab, so the reader keeps their place in the transcript
         return f'<a class="phrase" id="p-{index}" href="{e(link)}" title="{when}" target="_blank" rel="noopener">{text}</a>'
@@ -406,12 +402,8 @@ def md_url(url: str) -> str:
 
 def _md_phrase(p: Phrase, runs: Sequence[tuple[int, int, list[Highlight]]] = ()) -> str:
     """A phrase; the words highlights cover in bold (highlights.marked)."""
-    clean = clean_text(p.text)
-    text, pos = "", 0
-    for c0, c1, _ in runs:
-        text += f"{_md_inline(clean[pos:c0])}**{_md_inline(clean[c0:c1])}**"
-        pos = c1
-    text += _md_inline(clean[pos:])
+    text = "".join(f"**{_md_inline(piece)}**" if covering else _md_inline(piece)
+                   for piece, covering in marks.pieces(clean_text(p.text), runs))
     link = safe_link(p.link)
     return f"[{text}]({md_url(link)})" if link else text
 

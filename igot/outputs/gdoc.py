@@ -117,12 +117,8 @@ def _name(colour: int, name: str) -> str:
 def _doc_phrase(p: Phrase, runs: Sequence[tuple[int, int, list[Highlight]]] = ()) -> str:
     """A phrase, its highlighted words (highlights.marked) on the highlight colour."""
     e = html.escape
-    clean = clean_text(p.text)
-    text, pos = "", 0
-    for c0, c1, _ in runs:
-        text += f'{e(clean[pos:c0])}<span style="background-color:{HIGHLIGHT}">{e(clean[c0:c1])}</span>'
-        pos = c1
-    text += e(clean[pos:])
+    text = "".join(f'<span style="background-color:{HIGHLIGHT}">{e(piece)}</span>' if covering else e(piece)
+                   for piece, covering in highlight_marks.pieces(clean_text(p.text), runs))
     link = _web_link(p.link)
     # Ink colour, no underline: a page of blue underlined text is hard to read; Docs still shows the link.
     return f'<a href="{e(link)}" style="color:{INK};text-decoration:none">{text}</a>' if link else text

@@ -129,6 +129,16 @@ def marked(t: Transcript, words: Optional[list[tuple[str, list[Span]]]] = None) 
     return out
 
 
+def pieces(text: str, runs: Sequence[tuple[int, int, list[Highlight]]]) -> list[tuple[str, list[Highlight]]]:
+    """`text` cut at the runs of marked(): (piece, the highlights covering it; [] for none)."""
+    out, pos = [], 0
+    for c0, c1, covering in runs:
+        out += [(text[pos:c0], []), (text[c0:c1], covering)]
+        pos = c1
+    out.append((text[pos:], []))
+    return [(piece, covering) for piece, covering in out if piece]
+
+
 def by_tag(t: Transcript) -> list[tuple[str, list[Highlight]]]:
     """The highlights grouped by tag (a highlight with two tags is in both), tags A to Z, each
     group in order of time; untagged ones last."""
