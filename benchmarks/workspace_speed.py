@@ -37,6 +37,7 @@ from igot.speakers.phrases import add_links
 from igot.transcript import Transcript
 from igot.workspace import server
 from igot_dev.long_transcript import long_interview
+from igot_dev.tables import table
 
 TAGS = ["pricing", "onboarding", "trust", "support", "fees", "app speed"]
 
@@ -75,6 +76,22 @@ class Client:
         data = answer.read()
         conn.close()
         return answer.status, json.loads(data)
+
+
+def saver(client: Client, folder: Path, stem: str):
+    """A function that saves one more highlight on interview `stem`, on its latest version."""
+    phrases = Transcript.load(folder / f"{stem}.json").phrases
+    state = {"version": client.call("GET", f"/api/interviews/{stem}")[1]["version"], "k": 0}
+
+    def save() -> None:
+        p = phrases[(state["k"] * 53) % len(phrases)]
+        state["k"] += 1
+        status, done = client.call("POST", f"/api/interviews/{stem}/highlights",
+                                   {"version": state["version"], "start": p.start, "end": p.end, "tags": ["benchmark"]})
+        assert status == 201, done
+        state["version"] = done["version"]
+
+    return save
 
 
 def timed(fn, runs: int) -> list[float]:
@@ -129,31 +146,19 @@ def main() -> None:
                          timed(lambda: client.call("GET", f"/api/interviews/{hour}"), args.runs)))
             rows.append(("a search, every interview (GET api/search?q=cartão)",
                          timed(lambda: client.call("GET", "/api/search?q=cart%C3%A3o"), args.runs)))
-            phrases = Transcript.load(hour_json).phrases
-            state = {"version": client.call("GET", f"/api/interviews/{hour}")[1]["version"], "k": 0}
-
-            def save() -> None:
-                p = phrases[(state["k"] * 53) % len(phrases)]
-                state["k"] += 1
-                status, done = client.call("POST", f"/api/interviews/{hour}/highlights",
-                                           {"version": state["version"], "start": p.start, "end": p.end, "tags": ["benchmark"]})
-                assert status == 201, done
-                state["version"] = done["version"]
-
-            rows.append(("a highlight saved on the hour (POST …/highlights)", timed(save, args.runs)))
+            for stem, what in ((hour, "the hour"), ("interview-001", "a 10-minute interview")):
+                rows.append((f"a highlight saved on {what} (POST …/highlights)", timed(saver(client, folder, stem), args.runs)))
             if args.browser:
                 rows.append(("the hour opened in Chromium (click to page ready)", browser_open(running.url, hour, args.runs)))
         finally:
             running.stop()
 
-    print(f"\nMachine: {os.cpu_count()} cores. {args.runs} runs each.\n")
-    print("| step | p50 | p95 |")
-    print("|---|---|---|")
-    for label, seconds in starts:
-        print(f"| start, {label} (server up to the library's list) | {seconds * 1000:.0f} ms | (once) |")
+    found = [{"step": f"start, {label} (server up to the library's list)", "p50": f"{seconds * 1000:.0f} ms", "p95": "(once)"}
+             for label, seconds in starts]
     for label, samples in rows:
         p50, p95 = percentiles(samples)
-        print(f"| {label} | {p50 * 1000:.0f} ms | {p95 * 1000:.0f} ms |")
+        found.append({"step": label, "p50": f"{p50 * 1000:.0f} ms", "p95": f"{p95 * 1000:.0f} ms"})
+    table(found, f"Machine: {os.cpu_count()} cores. {args.runs} runs each.")
 
 
 def browser_open(url: str, stem: str, runs: int) -> list[float]:
