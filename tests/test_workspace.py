@@ -310,6 +310,13 @@ def test_igot_tags_lists_and_renames_in_a_terminal(client, folder):
         assert main(["tags", "rename", "pricing", "cost", "--out", str(folder)]) == 0
         assert main(["tags", "rename", "nothing", "cost", "--out", str(folder)]) == 2
     assert "'pricing' is now 'cost' in 1 interview." in out.getvalue()
+    md, csv_out = io.StringIO(), io.StringIO()
+    with redirect_stdout(md):
+        assert main(["tags", "export", "COST", "--out", str(folder)]) == 0
+    with redirect_stdout(csv_out):
+        assert main(["tags", "export", "cost", "--csv", "--out", str(folder)]) == 0
+    assert md.getvalue().startswith("# COST") and "“Honestly the price is too high for a small team.” — Joana" in md.getvalue()
+    assert csv_out.getvalue().splitlines()[0] == ",".join(tags.CSV_COLUMNS)
     assert "No highlight" in err.getvalue()
     assert Transcript.load(folder / "joana.json").highlights[0].tags == ["cost"]
 

@@ -1,4 +1,5 @@
-"""`igot serve` (the workspace) and `igot tags` (list the library's tags, rename or merge one) in a terminal."""
+"""`igot serve` (the workspace) and `igot tags` (list the library's tags, rename or merge one, export
+one's quotes) in a terminal."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ def add_parsers(sub, out_dir: Path) -> None:
     r = actions.add_parser("rename", help="rename a tag in every interview (a name already used merges the two)")
     r.add_argument("old", help="the tag, as igot tags lists it (any case)")
     r.add_argument("new", help="its new name")
-    for p in (t, r):
+    x = actions.add_parser("export", help="a tag's quotes from every interview, as Markdown (or CSV), to the terminal")
+    x.add_argument("tag", help="the tag, as igot tags lists it (any case)")
+    x.add_argument("--csv", action="store_true", help="CSV, one row per quote, for a spreadsheet")
+    for p in (t, r, x):
         p.add_argument("--out", type=Path, default=out_dir, help=f"library folder (default: {out_dir})")
 
 
@@ -53,6 +57,12 @@ def tags_command(args: argparse.Namespace) -> int:
         if not changed:
             raise IgotError(f"No highlight in {args.out} has the tag '{args.old}'.", "See the tags with: igot tags")
         print(f"'{args.old}' is now '{' '.join(args.new.split())}' in {len(changed)} interview{'s' * (len(changed) != 1)}.")
+        return 0
+    if args.action == "export":
+        found = tags.quotes(interviews, args.tag)
+        if not found:
+            raise IgotError(f"No highlight in {args.out} has the tag '{args.tag}'.", "See the tags with: igot tags")
+        sys.stdout.write(tags.quotes_csv(found) if args.csv else tags.quotes_markdown(args.tag, found))
         return 0
     rows = tags.board(interviews)
     if not rows:
