@@ -92,11 +92,15 @@ def phrase_words(t: Transcript) -> list[tuple[str, list[Span]]]:
     return out
 
 
-def quote_between(t: Transcript, start: float, end: float, words: Optional[list[tuple[str, list[Span]]]] = None) -> str:
-    """The words said between `start` and `end`, phrase by phrase, in reading order."""
+def quote_between(t: Transcript, start: float, end: float) -> str:
+    """The words said between `start` and `end`, phrase by phrase, in reading order (only the
+    phrases said then are looked into: an hour has ~1,500)."""
     pieces = []
-    for text, spans in words if words is not None else phrase_words(t):
-        inside = [s for s in spans if _covered(s, start, end)]
+    for p in t.phrases:
+        if p.start > end + 1e-3 or p.end < start - 1e-3:
+            continue
+        text = clean_text(p.text)
+        inside = [s for s in (phrase_spans(p, text) if text else []) if _covered(s, start, end)]
         if inside:
             pieces.append(text[inside[0].c0:inside[-1].c1])
     return " ".join(pieces)
