@@ -365,7 +365,7 @@ def test_a_highlight_and_a_tags_reel_as_titled_mp4s(client, folder, tmp_path):
 FAKE_COLAB = Path(__file__).resolve().parent / "fake_colab"
 
 
-def test_the_notebook_step_shows_the_workspace_through_colabs_port_proxy(folder, tmp_path, monkeypatch):
+def test_the_notebook_step_shows_the_workspace_through_colabs_port_proxy(folder, tmp_path, monkeypatch, request):
     """With the stand-in for google.colab: the proxy's address is let in (its Host and Origin),
     the port is shown in an iframe, a foreign origin is still refused; Drive's interviews (as step
     8 read them) join the session's."""
@@ -373,9 +373,12 @@ def test_the_notebook_step_shows_the_workspace_through_colabs_port_proxy(folder,
 
     import igot.colab
 
-    monkeypatch.syspath_prepend(str(FAKE_COLAB))
-    for name in [m for m in sys.modules if m == "google.colab" or m.startswith("google.colab.")]:
+    # The stand-in google.colab for this test only: other tests ask "are we in Colab?" by importing it.
+    colab_modules = lambda: [m for m in sys.modules if m == "google.colab" or m.startswith("google.colab.")]  # noqa: E731
+    for name in colab_modules():
         monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(FAKE_COLAB))
+    request.addfinalizer(lambda: [sys.modules.pop(name) for name in colab_modules()])
     monkeypatch.setenv("FAKE_COLAB_IFRAMES", str(tmp_path / "iframes.jsonl"))
     monkeypatch.setattr(igot.colab, "workspace", lambda: tmp_path)
     drive_copy = tmp_path / "igot-drive"

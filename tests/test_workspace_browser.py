@@ -299,7 +299,7 @@ def test_two_tabs_one_stale_lose_nothing(browser, workspace, folder):
     with two.expect_response(lambda r: "/highlights" in r.url) as answer:
         two.locator(".form-pop button[type=submit]").click()
     assert answer.value.status == 409
-    assert "Reload" in two.locator(".form-error").text_content()
+    wait_for(two, "document.querySelector('.form-error').textContent.includes('Reload')")
     assert files_of(folder) == before
     assert [h.tags for h in Transcript.load(folder / f"{stem}.json").highlights] == [["first tab"]]
     # What was typed is still there: reload and save it on the new version.
