@@ -74,6 +74,8 @@
     closePopover();
     stopPlayer();
     state.pane = null;
+    state.phraseEls = null;  // the transcript shown, if any, goes with the page
+    state.order = null;
     document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active",
       (a.dataset.nav === "tags" && (parts[0] === "tags" || parts[0] === "tag")) || (a.dataset.nav === "library" && !parts.length)));
     const show = parts[0] === "interview" ? showInterview(parts[1], params)
