@@ -259,8 +259,10 @@ def test_the_board_counts_highlights_interviews_and_people_and_a_rename_reaches_
     add(client, start=4.0, end=8.9, tags=["pricing"])
     add(client, "bruno", start=4.0, end=8.9, tags=["Pricing", "team"])
     add(client, "carla", start=9.5, end=10.95, tags=["onboarding"])
-    board = {r["tag"]: r for r in client.get("/api/tags").json()["tags"]}
-    assert board["pricing"] == {"tag": "pricing", "highlights": 2, "interviews": 2, "people": 1}  # Joana, named in both
+    board = {r["tag"].casefold(): r for r in client.get("/api/tags").json()["tags"]}  # "pricing" and "Pricing": one tag
+    assert board["pricing"]["tag"] in ("pricing", "Pricing")
+    assert {k: board["pricing"][k] for k in ("highlights", "interviews", "people")} == {
+        "highlights": 2, "interviews": 2, "people": 1}  # Joana, named in both
     assert board["onboarding"]["highlights"] == 1
     quotes = client.get("/api/tag", params={"name": "PRICING"}).json()["quotes"]
     assert {q["stem"] for q in quotes} == {"joana", "bruno"} and all(q["speaker"] == "Joana" for q in quotes)
@@ -276,7 +278,8 @@ def test_the_board_counts_highlights_interviews_and_people_and_a_rename_reaches_
     assert client.post("/api/tags/rename", json={"old": "pricing", "new": "cost"}).status_code == 404
     # A merge: onboarding into cost.
     client.post("/api/tags/rename", json={"old": "onboarding", "new": "Cost"})
-    assert {r["tag"]: r["highlights"] for r in client.get("/api/tags").json()["tags"]}["cost"] == 3
+    # One tag, whichever spelling the newest interview has ("cost" or "Cost"): tags are one whatever the case.
+    assert {r["tag"].casefold(): r["highlights"] for r in client.get("/api/tags").json()["tags"]}["cost"] == 3
 
 
 def test_the_csv_never_starts_a_cell_with_a_formula():
