@@ -1,4 +1,5 @@
-"""Command line: `igot run SOURCE …`, `igot demo`, `igot index`, `igot search QUERY`, `igot ask QUESTION`, `igot rename` and `igot voices`."""
+"""Command line: `igot run SOURCE …`, `igot demo`, `igot index`, `igot search QUERY`, `igot ask QUESTION`,
+`igot rename`, `igot voices`, `igot serve` and `igot tags`."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from igot.search.meaning import MEANING_LIMIT
 from igot.speakers.phrases import parse_names
 from igot.summary.summarize import CPU_LLM, GPU_LLM
 from igot.text import format_clock
+from igot.workspace import commands as workspace_commands
 
 DEMO_SAMPLE = Path(__file__).parent / "samples" / "radio_phone_in.flac"
 DEMO_VIDEO_URL = "https://github.com/tyiannak/pyAudioAnalysis/raw/master/pyAudioAnalysis/data/diarizationExample.wav"
@@ -73,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="run the whole pipeline on a bundled sample with small offline models")
     _common(d)
     _library_parsers(sub)
+    workspace_commands.add_parsers(sub, OUT_DIR)
     return parser
 
 
@@ -305,6 +308,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return rename_command(args)
     if args.command == "voices":
         return voices_command(args)
+    if args.command in ("serve", "tags"):
+        return workspace_commands.run_command(args)
     try:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)

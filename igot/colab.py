@@ -403,3 +403,42 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
     if len(hits) > limit:
         print(f"… and {len(hits) - limit} more: add words to narrow the search.")
     return hits
+
+
+# Where Colab shows a kernel's port: its page, and the output frames under it.
+COLAB_FRAMES = ("https://colab.research.google.com", "https://*.googleusercontent.com")
+
+
+def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, height: int = 820):
+    """The research workspace (igot serve) inside the notebook, through Colab's port proxy (plain
+    HTTP, which is all the workspace uses): every interview of this session and, with a Drive
+    folder, those iGot kept there (as step 8 read them, or read now). Highlights are written to
+    this session's files; step 7 run again puts the interview's in its Doc and Drive folder.
+    Returns the running workspace (its .stop() ends it)."""
+    import shutil
+    from urllib.parse import urlsplit
+
+    from google.colab import output
+
+    from igot.workspace import server
+
+    out = Path(out_dir or workspace() / OUT_DIR)
+    out.mkdir(parents=True, exist_ok=True)
+    if drive_folder.strip():
+        kept = workspace() / "igot-drive"
+        if not kept.is_dir():
+            from igot.outputs.gdoc import credentials, drive_service, fetch_transcripts
+
+            fetch_transcripts(drive_service(credentials()), drive_folder.strip(), kept)
+        for path in kept.glob("*.json"):  # this session's copy of an interview wins
+            if not (out / path.name).exists():
+                shutil.copy2(path, out / path.name)
+    sock = server.bind(0)
+    port = sock.getsockname()[1]
+    proxy = output.eval_js(f"google.colab.kernel.proxyPort({port}, {{'cache': false}})")
+    parts = urlsplit(str(proxy))
+    running = server.start(out, sock=sock, origins=(f"{parts.scheme}://{parts.netloc}",), frame_ancestors=COLAB_FRAMES)
+    output.serve_kernel_port_as_iframe(port, height=height)
+    print(f"Research workspace over {out}: click a phrase to play it, select words to highlight and tag them. "
+          f"In its own tab: {proxy}")
+    return running

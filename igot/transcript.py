@@ -14,7 +14,7 @@ from typing import Any, Optional
 from igot.errors import install_hint
 from igot.runtime.files import write_atomic
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: highlights (a file of version 1 has none and loads as it is)
 
 
 @dataclass
@@ -84,6 +84,21 @@ class SummaryPoint:
 
 
 @dataclass
+class Highlight:
+    """A moment the researcher marked: anchored by time, so it survives a re-run, a rename and a
+    merge of speakers; it keeps the words and the speaker as they were when it was made."""
+
+    id: str  # stable, unique in the interview: what the workspace edits and deletes by
+    start: float  # seconds
+    end: float
+    quote: str  # the words highlighted, as they were read then
+    speaker: str = ""  # speaker id at `start` when it was made (Transcript.highlight_speaker says who now)
+    tags: list[str] = field(default_factory=list)
+    note: str = ""
+    created: str = ""  # ISO 8601, UTC
+
+
+@dataclass
 class Transcript:
     source: Source
     language: Optional[str] = None
@@ -95,6 +110,9 @@ class Transcript:
     info: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
     summary: list[SummaryPoint] = field(default_factory=list)  # empty until the summary stage runs
+    # None: this transcript does not say (a run makes none), and saving it keeps those of the file
+    # it replaces (igot.outputs.store); [] once every highlight was deleted.
+    highlights: Optional[list[Highlight]] = None
 
     # --- helpers -----------------------------------------------------------------------------
     @property
@@ -119,6 +137,25 @@ class Transcript:
             if s.id == speaker_id:
                 return f"{s.name} (recognised)" if s.recognised else s.name
         return speaker_id or "Unknown speaker"
+
+    def phrase_at(self, seconds: float) -> Optional[int]:
+        """The index of the phrase said at `seconds`; between phrases, the last one begun by then
+        (else the first). None when there are no phrases."""
+        before = None
+        for i, p in enumerate(self.phrases):
+            if p.start <= seconds < p.end:
+                return i
+            if p.start <= seconds and (before is None or p.start >= self.phrases[before].start):
+                before = i
+        return before if before is not None else (0 if self.phrases else None)
+
+    def highlight_speaker(self, h: Highlight) -> str:
+        """Who says a highlight now: its speaker id when it still exists, else (speakers merged
+        since) the speaker of the phrase at its start."""
+        if h.speaker in {s.id for s in self.speakers} or (not self.speakers and h.speaker):
+            return h.speaker
+        at = self.phrase_at(h.start)
+        return self.phrases[at].speaker if at is not None else h.speaker
 
     # --- JSON ----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -152,6 +189,8 @@ class Transcript:
                 _build(SummaryPoint, {**s, "citations": [_build(Citation, c) for c in s.get("citations", [])]})
                 for s in data.get("summary", [])
             ],
+            # Files written before highlights existed have none (None: saving keeps the file's own).
+            highlights=None if data.get("highlights") is None else [_build(Highlight, h) for h in data["highlights"]],
         )
 
     @classmethod

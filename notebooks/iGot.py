@@ -116,3 +116,8 @@ doc_url = igot.colab.publish(named, drive_folder, document_name, download_files,
 #@markdown Finds phrases in every interview iGot put in the Drive folder of step 7, and in those made in this session. Words in any order (accents and case don't matter), or "an exact phrase" in quotes; a speaker's name finds what they said.
 search_for = ""  #@param {type:"string"}
 hits = igot.colab.search_interviews(search_for, drive_folder)
+
+# %% cellView="form"
+#@title 9. Open your research workspace { display-mode: "form" }
+#@markdown Every interview of this session and of the Drive folder of step 7, here in the notebook: the video beside the transcript (click a phrase to play it), highlights with tags and notes, every tag's quotes across interviews, and search. Highlights are saved in this session's files: run step 7 again to put the interview's in its Google Doc and Drive folder.
+research = igot.colab.open_workspace(drive_folder)

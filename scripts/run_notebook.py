@@ -45,6 +45,7 @@ def main(notebook: str, work_dir: str, detection: str) -> None:
     assert f"Speakers: finding who speaks when with {engine}" in outputs[4], outputs[4]
     assert re.search(r"Done: 0:41 of audio, \d+ speakers?, \d+ phrases", outputs[4]), outputs[4]
     assert sorted(p.name for p in (work / "downloads").iterdir()) == ["radio-call.html", "radio-call.json", "radio-call.srt"]
+    assert "Research workspace over" in outputs[8], outputs[8]  # 9. the workspace, through the (stand-in) port proxy
 
 
 if __name__ == "__main__":

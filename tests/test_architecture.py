@@ -104,6 +104,7 @@ LAYERS = [
     {"igot.summary"},
     {"igot.outputs"},
     {"igot.search"},  # search by meaning over the library the outputs write
+    {"igot.workspace"},  # the research workspace: over the library the outputs write
     {"igot.pipeline"},
     {"igot.cli", "igot.__main__"},
     {"igot.colab"},
@@ -123,7 +124,7 @@ def test_top_level_is_the_data_model_and_the_drivers():
     top = sorted(p.stem for p in (ROOT / "igot").glob("*.py"))
     folders = sorted(p.name for p in (ROOT / "igot").iterdir() if (p / "__init__.py").exists())
     assert top == ["__init__", "__main__", "cli", "colab", "errors", "links", "text", "transcript"]
-    assert folders == ["asr", "media", "outputs", "pipeline", "refine", "runtime", "search", "speakers", "summary"]
+    assert folders == ["asr", "media", "outputs", "pipeline", "refine", "runtime", "search", "speakers", "summary", "workspace"]
 
 
 def test_no_stage_imports_a_later_stage():

@@ -30,7 +30,7 @@ def test_notebook_and_its_readable_twin_agree():
 def test_cells_are_forms_in_the_promised_order():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     titles = [re.search(r"#@title (.*?)(\{|$)", c.source, re.M).group(1).strip() for c in nb.cells if c.cell_type == "code"]
-    assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6", "7", "8"]
+    assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
     assert all(c.metadata.get("cellView") == "form" for c in nb.cells if c.cell_type == "code")
     # every code cell stays a few statements: the logic lives in igot, where it is tested
     for c in nb.cells:
@@ -238,13 +238,18 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     assert heard == {"Host": {"Host on air", "Radio call"}, "Brian": {"Radio call"}, "Sandra": {"Radio call"},
                      "Expert": {"Radio call"}}
 
-    # The search cell: this session's interviews and the one kept in Drive, each hit with its link.
-    interviews = load_interviews(out) + load_interviews(work / "igot-drive")
+    # The search cell: this session's interviews and the one kept in Drive, each hit with its link
+    # (step 9 has since copied Drive's into the session's folder: one of each, by file name).
+    interviews = list({iv.path.name: iv for iv in load_interviews(work / "igot-drive") + load_interviews(out)}.values())
     hits = search(sorted(interviews, key=lambda iv: iv.date, reverse=True), "thank")
     assert {h.interview for h in hits} >= {"Radio call", "Falcon test call", "Earlier call"}
     assert outputs[7].startswith(f"{len(hits)} phrases in {len({h.interview for h in hits})} of 4 interviews:")
     for h in hits:
         assert f"• {h.interview} · " in outputs[7] and f"{h.text}\n  {h.video}\n" in outputs[7]
+
+    # Step 9: the workspace over this session's interviews and Drive's, through the port proxy.
+    assert "Research workspace over" in outputs[8] and "Traceback" not in outputs[8]
+    assert {"Radio call", "Falcon test call", "Earlier call"} <= {iv.name for iv in load_interviews(out)}
 
     # Step 6 again after the Doc, two speakers given one name: one person, everywhere.
     assert "Speakers: 1 = Host, 2 = Brian, 3 = Expert" in renamed and "4 speakers, 3 names" in renamed

@@ -15,13 +15,16 @@ import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 from igot.errors import IgotError
+from igot.links import link_at
+from igot.outputs import highlights as marks
+from igot.outputs.spans import Span, even_spans, word_spans
 from igot.runtime.files import write_temp
 from igot.text import clean_text, format_clock
-from igot.transcript import Phrase, SummaryPoint, Transcript, Word
+from igot.transcript import Highlight, Phrase, SummaryPoint, Transcript
 
 FORMATS = ("json", "html", "md", "srt", "vtt")  # each is also the file extension
 MAX_CUE_SECONDS = 7.0
@@ -243,23 +246,65 @@ a.phrase { color: inherit; text-decoration: none; border-radius: 3px; }
 a.phrase:hover, a.phrase:focus { background: #fff1bf; text-decoration: underline; }
 .phrase:target { background: #fff1bf; outline: 2px solid #e0b400; border-radius: 3px; }
 .empty { color: var(--muted); font-style: italic; }
+mark.hl { background: #ffe58a; color: inherit; border-radius: 2px; }
+.highlights h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
+.highlights h3 .count { color: var(--muted); font-weight: 400; font-size: .85rem; }
+.highlights li { margin: .35rem 0; }
+.highlights .by { color: var(--muted); font-size: .85rem; white-space: nowrap; }
+.highlights .by a { color: inherit; }
+.highlights .hl-note { display: block; color: var(--muted); font-size: .88rem; font-style: italic; }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .8rem; }
 @media (max-width: 640px) { main { margin: 0; padding: 1.25rem; border: 0; border-radius: 0; } }
 @media print { body { background: #fff; } main { margin: 0; padding: 0; border: 0; } }
 """
 
 
-def _html_phrase(p: Phrase, index: int) -> str:
+def _html_phrase(p: Phrase, index: int, runs: Sequence[tuple[int, int, list[Highlight]]] = ()) -> str:
     """A phrase, with id "p-<index>" (its place in the transcript) for the library's search to
-    link to: the same phrase gets the same anchor when the page is written again."""
+    link to: the same phrase gets the same anchor when the page is written again. `runs`: the
+    characters highlights cover (highlights.marked), marked with their tags."""
     e = html.escape
     start, end = format_clock(p.start), format_clock(p.end)
     when = start if start == end else f"{start}–{end}"
-    text = e(clean_text(p.text))
+    tags = lambda covering: ", ".join(dict.fromkeys(tag for h in covering for tag in h.tags)) or marks.UNTAGGED  # noqa: E731
+    text = "".join(f'<mark class="hl" title="{e(tags(covering))}">{e(piece)}</mark>' if covering else e(piece)
+                   for piece, covering in marks.pieces(clean_text(p.text), runs))
     link = safe_link(p.link)
     if link:  # a new tab, so the reader keeps their place in the transcript
         return f'<a class="phrase" id="p-{index}" href="{e(link)}" title="{when}" target="_blank" rel="noopener">{text}</a>'
     return f'<span class="phrase" id="p-{index}" title="{when}">{text}</span>'
+
+
+def highlight_link(t: Transcript, h: Highlight) -> Optional[str]:
+    """The video at a highlight's start, when the interview has a video link."""
+    return safe_link(link_at(t.source.url, t.source.kind, h.start))
+
+
+def _html_highlights(t: Transcript) -> str:
+    """The Highlights section: every highlight under each of its tags, with who said it and when."""
+    groups = marks.by_tag(t)
+    if not groups:
+        return ""
+    e = html.escape
+    ids = t.speaker_ids()
+    out = ['<section class="highlights">', "<h2>Highlights</h2>"]
+    for tag, items in groups:
+        out.append(f'<h3>{e(tag)} <span class="count">{len(items)}</span></h3>\n<ul>')
+        for h in items:
+            speaker = t.highlight_speaker(h)
+            who = _label(t, speaker)
+            colour = ids.index(speaker) if speaker in ids else 0
+            clock = format_clock(h.start)
+            link = highlight_link(t, h)
+            at = t.phrase_at(h.start)
+            when = (f'<a href="{e(link)}" target="_blank" rel="noopener">{clock}</a>' if link
+                    else f'<a href="#p-{at}">{clock}</a>' if at is not None else clock)
+            by = (f'<span class="who s{colour}">{e(who)}</span>, ' if who else "") + when
+            note = f'<span class="hl-note">{e(h.note)}</span>' if h.note else ""
+            out.append(f'<li><q>{e(clean_text(h.quote))}</q> <span class="by">— {by}</span>{note}</li>')
+        out.append("</ul>")
+    out.append("</section>\n")
+    return "\n".join(out)
 
 
 def _html_point(item: Union[str, SummaryPoint]) -> str:
@@ -294,11 +339,13 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
 
     body = []
     index = {id(p): i for i, p in enumerate(t.phrases)}
+    runs = marks.marked(t)
     for turn in speaker_turns(t):
         head = (f'<b class="who">{e(turn.name)}</b>' if turn.name else "") + f'<span class="time">{format_clock(turn.start)}</span>'
+        phrases = " ".join(_html_phrase(p, index[id(p)], runs.get(index[id(p)], ())) for p in turn.phrases)
         body.append(
             f'<div class="turn s{turn.colour}" data-speaker="{e(turn.speaker)}">\n'
-            f'<div class="head">{head}</div>\n<p>{" ".join(_html_phrase(p, index[id(p)]) for p in turn.phrases)}</p>\n</div>'
+            f'<div class="head">{head}</div>\n<p>{phrases}</p>\n</div>'
         )
     if not body:
         body.append(f'<p class="empty">{NO_SPEECH}</p>')
@@ -331,7 +378,7 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
 <h1>{e(title)}</h1>
 <p class="meta">{sep.join(meta)}</p>
 </header>
-{summary_html}<section class="transcript">
+{summary_html}{_html_highlights(t)}<section class="transcript">
 <h2>Transcript</h2>
 {chr(10).join(body)}
 </section>
@@ -343,34 +390,56 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
 
 
 # --- Markdown ---------------------------------------------------------------------------------
-def _md_escape(text: str) -> str:
+def md_text(text: str) -> str:
     """Backslash-escape what Markdown would read as formatting, links or HTML."""
     return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", clean_text(text))
 
 
-def _md_url(url: str) -> str:
+def md_url(url: str) -> str:
     # A space or a parenthesis would end the link target early.
     return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
-def _md_phrase(p: Phrase) -> str:
+def _md_phrase(p: Phrase, runs: Sequence[tuple[int, int, list[Highlight]]] = ()) -> str:
+    """A phrase; the words highlights cover in bold (highlights.marked)."""
+    text = "".join(f"**{_md_inline(piece)}**" if covering else _md_inline(piece)
+                   for piece, covering in marks.pieces(clean_text(p.text), runs))
     link = safe_link(p.link)
-    return f"[{_md_escape(p.text)}]({_md_url(link)})" if link else _md_escape(p.text)
+    return f"[{text}]({md_url(link)})" if link else text
+
+
+def _md_highlights(t: Transcript) -> list[str]:
+    """The Highlights section in Markdown, like _html_highlights."""
+    groups = marks.by_tag(t)
+    if not groups:
+        return []
+    out = ["## Highlights", ""]
+    for tag, items in groups:
+        out += [f"### {md_text(tag)} ({len(items)})", ""]
+        for h in items:
+            who = _label(t, t.highlight_speaker(h))
+            link = highlight_link(t, h)
+            clock = f"[{format_clock(h.start)}]({md_url(link)})" if link else format_clock(h.start)
+            by = f"{md_text(who)}, {clock}" if who else clock
+            note = f" _{md_text(h.note)}_" if h.note else ""
+            out.append(f"- “{md_text(h.quote)}” — {by}{note}")
+        out.append("")
+    return out
 
 
 def _md_inline(text: str) -> str:
-    """_md_escape without trimming: pieces of a line keep the spaces between them."""
+    """md_text without trimming: pieces of a line keep the spaces between them."""
     return re.sub(r"([\\`*_\[\]<>#~])", r"\\\1", text)
 
 
 def _md_point(item: Union[str, SummaryPoint]) -> str:
     """A summary bullet in Markdown; like _html_point."""
     if isinstance(item, str):
-        line = _md_escape(item)
+        line = md_text(item)
     else:
         line = "".join(f"{_md_inline(piece)} _({UNVERIFIED})_" if flagged else _md_inline(piece)
                        for piece, flagged in point_segments(item))
-        times = [f"[\\[{format_clock(c.time)}\\]]({_md_url(link)})" if (link := safe_link(c.link))
+        times = [f"[\\[{format_clock(c.time)}\\]]({md_url(link)})" if (link := safe_link(c.link))
                  else f"\\[{format_clock(c.time)}\\]" for c in item.citations]
         line += " " + (" ".join(times) or f"_({NO_MOMENT})_")
     # At the start of a list item, "1." or "-" would open a nested list.
@@ -380,9 +449,9 @@ def _md_point(item: Union[str, SummaryPoint]) -> str:
 def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
     """The same page as the HTML, for notes tools and wikis."""
     facts = header_facts(t)
-    title = _md_escape(facts.title)
-    meta = facts_line(facts, _md_escape, lambda url: f"[Open the video]({_md_url(url)})",
-                      lambda _, name: _md_escape(name))
+    title = md_text(facts.title)
+    meta = facts_line(facts, md_text, lambda url: f"[Open the video]({md_url(url)})",
+                      lambda _, name: md_text(name))
 
     out = [f"# {title}", ""]
     if meta:
@@ -392,12 +461,15 @@ def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
         out += ["## Summary", ""]
         out += [f"- {_md_point(item)}" for item in points]
         out += ["", f"_{SUMMARY_NOTE}_", ""] if from_model(points) else [""]
+    out += _md_highlights(t)
     out += ["## Transcript", ""]
     turns = speaker_turns(t)
+    index = {id(p): i for i, p in enumerate(t.phrases)}
+    runs = marks.marked(t)
     for turn in turns:
         clock = format_clock(turn.start)
-        head = f"**{_md_escape(turn.name)}** ({clock}):" if turn.name else f"**{clock}**"
-        out += [f"{head} " + " ".join(_md_phrase(p) for p in turn.phrases), ""]
+        head = f"**{md_text(turn.name)}** ({clock}):" if turn.name else f"**{clock}**"
+        out += [f"{head} " + " ".join(_md_phrase(p, runs.get(index[id(p)], ())) for p in turn.phrases), ""]
     if not turns:
         out += [f"_{NO_SPEECH}_", ""]
     return "\n".join(out)
@@ -412,51 +484,18 @@ class Cue:
     text: str
 
 
-class _Span(NamedTuple):
-    """A piece of phrase text (character offsets) and when it is said."""
-
-    c0: int
-    c1: int
-    start: float
-    end: float
-
-
-def _word_spans(text: str, words: list[Word]) -> Optional[list[_Span]]:
-    """Where each word sits in the phrase text; None when the words don't spell it (edited text)."""
-    spans, pos = [], 0
-    for w in words:
-        token = "".join(w.text.split())
-        if not token:
-            continue
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if not text.startswith(token, pos):
-            return None
-        spans.append(_Span(pos, pos + len(token), w.start, w.end))
-        pos += len(token)
-    return spans if spans and not text[pos:].strip() else None
-
-
-def _even_spans(text: str, start: float, end: float) -> list[_Span]:
-    """No usable word times: assume an even speaking rate. Characters for scripts without spaces."""
-    per_char = (end - start) / max(len(text), 1)
-    pattern = r"\S+" if " " in text else r"\S"
-    return [_Span(m.start(), m.end(), start + m.start() * per_char, start + m.end() * per_char)
-            for m in re.finditer(pattern, text)]
-
-
 def _split_phrase(p: Phrase, text: str, max_seconds: float, max_chars: int) -> list[tuple[float, float, str]]:
     """A phrase as (start, end, text) cues: several when it's too long to read at once."""
     start, end = p.start, max(p.end, p.start)
     if end - start <= max_seconds and len(text) <= max_chars:
         return [(start, end, text)]
-    spans = _word_spans(text, p.words) or _even_spans(text, start, end)
+    spans = word_spans(text, p.words) or even_spans(text, start, end)
     # Only cut between words: "don" + "'t" are two Whisper words but one word on screen.
     if " " in text:
-        joined: list[_Span] = []
+        joined: list[Span] = []
         for s in spans:
             if joined and not text[s.c0 - 1].isspace():
-                joined[-1] = _Span(joined[-1].c0, s.c1, joined[-1].start, s.end)
+                joined[-1] = Span(joined[-1].c0, s.c1, joined[-1].start, s.end)
             else:
                 joined.append(s)
         spans = joined
@@ -464,7 +503,7 @@ def _split_phrase(p: Phrase, text: str, max_seconds: float, max_chars: int) -> l
     # Spread the phrase evenly over the fewest cues that fit, so it doesn't end on a one-word stub;
     # then cut whatever piece is still over a limit.
     n = max(math.ceil((end - start) / max_seconds), math.ceil(len(text) / max_chars))
-    groups: list[list[_Span]] = []
+    groups: list[list[Span]] = []
     last = -1
     for s in spans:
         by_time = ((s.start + s.end) / 2 - start) / (end - start) if end > start else 0.0
@@ -474,7 +513,7 @@ def _split_phrase(p: Phrase, text: str, max_seconds: float, max_chars: int) -> l
             groups.append([])
             last = index
         groups[-1].append(s)
-    pieces: list[list[_Span]] = []
+    pieces: list[list[Span]] = []
     for group in groups:
         pieces.append([])
         for s in group:

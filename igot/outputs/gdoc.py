@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 from urllib.parse import parse_qs, urlsplit
 
 from igot.errors import IgotError, install_hint
+from igot.outputs import highlights as highlight_marks
 from igot.outputs.export import (
     NO_MOMENT,
     NO_SPEECH,
@@ -33,6 +34,7 @@ from igot.outputs.export import (
     format_clock,
     from_model,
     header_facts,
+    highlight_link,
     point_segments,
     safe_link,
     slugify,
@@ -41,7 +43,7 @@ from igot.outputs.export import (
 )
 from igot.runtime.files import write_atomic
 from igot.speakers.voices import VOICES_FILE, Voices, merged, voices_from_json, voices_to_json
-from igot.transcript import Phrase, SummaryPoint, Transcript
+from igot.transcript import Highlight, Phrase, SummaryPoint, Transcript
 
 try:
     import google.auth
@@ -76,6 +78,7 @@ DRIVE_ID = re.compile(r"1[A-Za-z0-9_-]{32}|0[AB][A-Za-z0-9_-]{17,26}")
 
 INK, MUTED = "#1d2430", "#5b6472"
 WARN, WARN_BACKGROUND = "#b23a1e", "#fde4de"  # unverified quotes: the HTML export's colours
+HIGHLIGHT = "#ffe58a"  # highlighted words: the HTML export's and the workspace's colour
 HOW_TO_CLIENT = (
     "Create one in the Google Cloud console: APIs & Services → Credentials → Create credentials → "
     "OAuth client ID → Desktop app, download its JSON, and enable the Google Drive API "
@@ -111,17 +114,44 @@ def _name(colour: int, name: str) -> str:
     return f'<b style="color:{PALETTE[colour % len(PALETTE)]}">{html.escape(name)}</b>'
 
 
-def _doc_phrase(p: Phrase) -> str:
-    text = html.escape(clean_text(p.text))
+def _doc_phrase(p: Phrase, runs: Sequence[tuple[int, int, list[Highlight]]] = ()) -> str:
+    """A phrase, its highlighted words (highlights.marked) on the highlight colour."""
+    e = html.escape
+    text = "".join(f'<span style="background-color:{HIGHLIGHT}">{e(piece)}</span>' if covering else e(piece)
+                   for piece, covering in highlight_marks.pieces(clean_text(p.text), runs))
     link = _web_link(p.link)
     # Ink colour, no underline: a page of blue underlined text is hard to read; Docs still shows the link.
-    return f'<a href="{html.escape(link)}" style="color:{INK};text-decoration:none">{text}</a>' if link else text
+    return f'<a href="{e(link)}" style="color:{INK};text-decoration:none">{text}</a>' if link else text
 
 
-def _doc_turn(turn: Paragraph) -> str:
+def _doc_turn(turn: Paragraph, runs: dict[int, list] | None = None, index: dict[int, int] | None = None) -> str:
     head = f"{_name(turn.colour, turn.name)} " if turn.name else ""
     head += f'<span style="color:{MUTED}">({format_clock(turn.start)})</span>:'
-    return f'<p style="margin:0 0 10pt;line-height:1.4">{head} {" ".join(_doc_phrase(p) for p in turn.phrases)}</p>'
+    marked = lambda p: (runs or {}).get((index or {}).get(id(p), -1), ())  # noqa: E731
+    return f'<p style="margin:0 0 10pt;line-height:1.4">{head} {" ".join(_doc_phrase(p, marked(p)) for p in turn.phrases)}</p>'
+
+
+def _doc_highlights(t: Transcript) -> list[str]:
+    """The Highlights section the Doc opens with: each tag, its quotes, who said them and when (a link)."""
+    groups = highlight_marks.by_tag(t)
+    if not groups:
+        return []
+    e = html.escape
+    ids = t.speaker_ids()
+    out = ["<h2>Highlights</h2>"]
+    for tag, items in groups:
+        out.append(f"<h3>{e(tag)} ({len(items)})</h3>")
+        lines = []
+        for h in items:
+            speaker = t.highlight_speaker(h)
+            who = t.speaker_name(speaker) if (t.speakers or speaker) else ""
+            link, clock = _web_link(highlight_link(t, h)), format_clock(h.start)
+            when = f'<a href="{e(link)}" style="color:{MUTED}">[{clock}]</a>' if link else f'<span style="color:{MUTED}">[{clock}]</span>'
+            by = (_name(ids.index(speaker) if speaker in ids else 0, who) + " ") if who else ""
+            note = f' <i style="color:{MUTED}">{e(h.note)}</i>' if h.note else ""
+            lines.append(f'<li><span style="background-color:{HIGHLIGHT}">“{e(clean_text(h.quote))}”</span> — {by}{when}{note}</li>')
+        out.append("<ul>" + "".join(lines) + "</ul>")
+    return out
 
 
 def _doc_point(item: str | SummaryPoint) -> str:
@@ -159,13 +189,15 @@ def doc_html(t: Transcript, summary: Optional[Summary] = None, title: str | None
         f"<body>\n<h1>{e(title)}</h1>",
         f'<p style="color:{MUTED}">{" · ".join(meta)}</p>',
     ]
+    out += _doc_highlights(t)
     items = summary_items(t, summary)
     if items:
         out += ["<h2>Summary</h2>", "<ul>" + "".join(f"<li>{_doc_point(s)}</li>" for s in items) + "</ul>"]
         out += [f'<p style="color:{MUTED};font-size:9pt">{SUMMARY_NOTE}</p>'] if from_model(items) else []
     out.append("<h2>Transcript</h2>")
     turns = speaker_turns(t)
-    out += [_doc_turn(turn) for turn in turns] or [f'<p style="color:{MUTED};font-style:italic">{NO_SPEECH}</p>']
+    runs, index = highlight_marks.marked(t), {id(p): i for i, p in enumerate(t.phrases)}
+    out += [_doc_turn(turn, runs, index) for turn in turns] or [f'<p style="color:{MUTED};font-style:italic">{NO_SPEECH}</p>']
     linked = " Every phrase links to its moment in the video." if any(_web_link(p.link) for p in t.phrases) else ""
     footer = "Transcribed automatically with iGot; it can contain mistakes." + linked
     out.append(f'<p style="color:{MUTED};font-size:9pt">{footer}</p>')
@@ -507,8 +539,11 @@ def put_doc(service: Resource, t: Transcript, folder: Optional[str] = None, name
 
 
 def put_repository(service: Resource, t: Transcript, where: Published, stem: str) -> None:
-    """The interview's row in the folder's Sheet, and its JSON kept in the folder's .igot."""
+    """The interview's row in the folder's Sheet, its highlights in the highlights Sheet, and its
+    JSON kept in the folder's .igot."""
     update_sheet(service, where.folder, sheet_row(t, where.doc, where.name))
+    if t.highlights is not None:  # an interview that never had a highlight leaves that Sheet alone
+        update_highlights_sheet(service, where.folder, t, where.doc, where.name)
     keep_transcript(service, where.folder, where.recorded(t), stem)
 
 
@@ -599,23 +634,58 @@ def update_sheet(service: Resource, folder_id: str, row: list[str]) -> str:
     The first time, the Sheet is made from a CSV (Drive converts it); after that the same file's
     content is replaced, newest row first. A row with the same interview name and video, or
     the same Doc, is replaced (a rerun, a change), so the Sheet never lists an interview twice."""
-    sheet_id = _find_file(service, SHEET_NAME, folder_id, GOOGLE_SHEET, f"look for the “{SHEET_NAME}” Sheet")
-    rows = []
+    doc = SHEET_COLUMNS.index("Google Doc")
+    return _put_rows(service, folder_id, SHEET_NAME, SHEET_COLUMNS, [row],
+                     lambda r: _key(r) != _key(row) and (r + [""] * len(SHEET_COLUMNS))[doc] != row[doc])
+
+
+def _put_rows(service: Resource, folder_id: str, name: str, columns: list[str], rows: list[list[str]],
+              keep: Callable[[list[str]], bool]) -> str:
+    """The Sheet `name` in the folder with `rows` first, then the rows it had that `keep` keeps
+    (made from a CSV the first time, its content replaced after); returns its URL."""
+    sheet_id = _find_file(service, name, folder_id, GOOGLE_SHEET, f"look for the “{name}” Sheet")
+    kept = []
     if sheet_id:
-        with _drive_errors(f"read the “{SHEET_NAME}” Sheet"):
+        with _drive_errors(f"read the “{name}” Sheet"):
             data = service.files().export_media(fileId=sheet_id, mimeType="text/csv").execute(num_retries=RETRIES)
-        doc = SHEET_COLUMNS.index("Google Doc")
-        rows = [r for r in _rows(data)[1:] if _key(r) != _key(row) and (r + [""] * len(SHEET_COLUMNS))[doc] != row[doc]]
-    media = _BytesUpload(io.BytesIO(_csv([SHEET_COLUMNS, row, *rows])), mimetype="text/csv", resumable=False)
-    with _drive_errors(f"update the “{SHEET_NAME}” Sheet"):
+        kept = [r for r in _rows(data)[1:] if keep(r)]
+    media = _BytesUpload(io.BytesIO(_csv([columns, *rows, *kept])), mimetype="text/csv", resumable=False)
+    with _drive_errors(f"update the “{name}” Sheet"):
         if sheet_id:
             sheet = service.files().update(fileId=sheet_id, media_body=media, fields="id,webViewLink",
                                            supportsAllDrives=True).execute(num_retries=RETRIES)
         else:
-            sheet = service.files().create(body={"name": SHEET_NAME, "mimeType": GOOGLE_SHEET, "parents": [folder_id]},
+            sheet = service.files().create(body={"name": name, "mimeType": GOOGLE_SHEET, "parents": [folder_id]},
                                            media_body=media, fields="id,webViewLink", supportsAllDrives=True
                                            ).execute(num_retries=RETRIES)
     return sheet.get("webViewLink") or f"https://docs.google.com/spreadsheets/d/{sheet['id']}/edit"
+
+
+# Every highlight of the folder's interviews, one row each. A Sheet of its own beside "iGot
+# interviews": a Sheet made from a CSV has one tab, and iGot's Drive access (drive.file) has no
+# Sheets API to add another.
+HIGHLIGHTS_SHEET = "iGot highlights"
+HIGHLIGHT_COLUMNS = ["Interview", "Speaker", "Time", "Link", "Quote", "Tags", "Note", "Google Doc"]
+
+
+def highlight_rows(t: Transcript, doc_url: str, name: str | None = None) -> list[list[str]]:
+    """The interview's highlights as rows, in HIGHLIGHT_COLUMNS order, in order of time."""
+    title = clean_text(name or "") or header_facts(t).title
+    rows = []
+    for h in sorted(t.highlights or [], key=lambda h: h.start):
+        speaker = t.highlight_speaker(h)
+        who = t.speaker_name(speaker) if (t.speakers or speaker) else ""
+        rows.append([title, who, _clock(h.start), _web_link(highlight_link(t, h)) or doc_url, clean_text(h.quote),
+                     ", ".join(h.tags), clean_text(h.note), doc_url])
+    return rows
+
+
+def update_highlights_sheet(service: Resource, folder_id: str, t: Transcript, doc_url: str, name: str | None = None) -> str:
+    """The interview's highlights in the folder's "iGot highlights" Sheet, in place of those it had
+    there (found by its Doc); every other interview's rows stay. Returns the Sheet's URL."""
+    doc = HIGHLIGHT_COLUMNS.index("Google Doc")
+    return _put_rows(service, folder_id, HIGHLIGHTS_SHEET, HIGHLIGHT_COLUMNS, highlight_rows(t, doc_url, name),
+                     lambda r: (r + [""] * len(HIGHLIGHT_COLUMNS))[doc] != doc_url)
 
 
 def keep_transcript(service: Resource, folder_id: str, t: Transcript, stem: str) -> str:

@@ -197,6 +197,13 @@ def _problem(data: dict) -> Optional[str]:
             return f"its {key} are not in the form iGot writes"
     if not isinstance(data.get("info", {}), dict):
         return "its info is not an object"
+    highlights = data.get("highlights")
+    if highlights is not None and not (isinstance(highlights, list) and all(
+            isinstance(h, dict) and isinstance(h.get("id"), str) and isinstance(h.get("quote"), str)
+            and all(isinstance(h.get(k), (int, float)) and not isinstance(h.get(k), bool) and math.isfinite(h[k]) for k in ("start", "end"))
+            and isinstance(h.get("tags", []), list) and all(isinstance(x, str) for x in h.get("tags", []))
+            and isinstance(h.get("note", ""), str) for h in highlights)):
+        return "its highlights are not in the form iGot writes"
     return None
 
 

@@ -78,7 +78,10 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
         t = where.recorded(t)
     try:
         texts = {paths[fmt]: text for fmt, text in export.render_exports(t).items()}
-        texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t})
+        # The library page shows no highlight: a change of highlights alone leaves it as it is
+        # (rebuilding it reads every interview: ~0.8 s with 200).
+        if before is None or replace(before, highlights=None) != replace(t, highlights=None) or not (folder / library.INDEX).is_file():
+            texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t})
         with export.staged(texts):
             if where is not None:
                 gdoc.put_repository(service, t, where, stem)
@@ -127,7 +130,8 @@ def _readable(path: Path) -> Optional[Transcript]:
 
 def _carried_over(t: Transcript, before: Optional[Transcript], path: Path) -> Transcript:
     """The transcript with what the file it replaces knew and it may not: where its Doc is (a
-    rename in a later session starts from a run that never saw the Doc), and its date."""
+    rename in a later session starts from a run that never saw the Doc), its date, and its
+    highlights (a re-run makes none: None keeps the file's)."""
     earlier = before.info if before is not None else {}
     info = {**{k: earlier[k] for k in DRIVE_KEYS if k in earlier}, **t.info}
     # When it was first made: the library lists interviews newest first, and naming one must not
@@ -139,4 +143,5 @@ def _carried_over(t: Transcript, before: Optional[Transcript], path: Path) -> Tr
             when = None
         when = when or datetime.now(timezone.utc)
         info["created"] = earlier.get("created") or when.isoformat(timespec="seconds").replace("+00:00", "Z")
-    return replace(t, info=info)
+    highlights = t.highlights if t.highlights is not None or before is None else before.highlights
+    return replace(t, info=info, highlights=highlights)

@@ -1,0 +1,185 @@
+"""The research workspace (`igot serve`) at a real team's scale: 200 interviews, one an hour long.
+
+Writes 199 generated ten-minute interviews and one generated hour (igot_dev/long_transcript.py,
+every word timed, ~1,500 phrases in the hour) through the one save path, with a few tagged
+highlights spread over them, then serves the folder and times, over HTTP on 127.0.0.1:
+
+- start: from starting the server to the library's list answered (cold: the search cache is
+  built; warm: a second start over the same folder);
+- board: every tag with its counts (GET api/tags);
+- the hour opening: its page data (GET api/interviews/…), and in headless Chromium the whole
+  page drawn (transcript, highlights, player) from the click to ready;
+- a search over every interview (GET api/search);
+- a highlight saved on the hour (POST …/highlights: the JSON, HTML, Markdown, subtitles and the
+  library page written whole).
+
+Each is timed `--runs` times: p50 and p95. Targets (issue 31): the hour opens in under 1 s, a
+highlight is saved in under 100 ms at p95.
+
+    python -m benchmarks.workspace_speed [--interviews 200] [--runs 20] [--folder KEEP]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from benchmarks.search_speed import one_hour
+from igot.outputs import highlights, store
+from igot.speakers.phrases import add_links
+from igot.transcript import Transcript
+from igot.workspace import server
+from igot_dev.long_transcript import long_interview
+from igot_dev.tables import table
+
+TAGS = ["pricing", "onboarding", "trust", "support", "fees", "app speed"]
+
+
+def interview(seed: int, hours: float) -> Transcript:
+    """A generated interview; the hour cut into ~1,500 phrases as Whisper gives (search_speed's)."""
+    if hours == 1.0:
+        t = one_hour(seed)
+    else:
+        t = add_links(long_interview(hours=hours, speakers=2 + seed % 2, seed=seed))
+        t.source.title = f"Entrevista {seed + 1:03d} — {t.speakers[-1].name}"
+        t.info["created"] = f"2026-{1 + seed % 12:02d}-{1 + seed % 28:02d}T10:00:00Z"
+    # A few highlights, as a researcher leaves them: two or three per interview.
+    for k in range(2 + seed % 2):
+        p = t.phrases[(k * 37 + seed) % len(t.phrases)]
+        t = highlights.with_highlight(t, highlights.new_highlight(t, p.start, p.end, [TAGS[(seed + k) % len(TAGS)]]))
+    return t
+
+
+def make_library(folder: Path, count: int) -> str:
+    """`count` interviews in `folder`, the first an hour long; returns the hour's stem."""
+    for i in range(count):
+        store.save(interview(i, 1.0 if i == 0 else 1 / 6), folder, f"interview-{i:03d}", drive=False, voices=False)
+    return "interview-000"
+
+
+class Client:
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def call(self, method: str, path: str, body=None) -> tuple[int, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+        answer = conn.getresponse()
+        data = answer.read()
+        conn.close()
+        return answer.status, json.loads(data)
+
+
+def saver(client: Client, folder: Path, stem: str):
+    """A function that saves one more highlight on interview `stem`, on its latest version."""
+    phrases = Transcript.load(folder / f"{stem}.json").phrases
+    state = {"version": client.call("GET", f"/api/interviews/{stem}")[1]["version"], "k": 0}
+
+    def save() -> None:
+        p = phrases[(state["k"] * 53) % len(phrases)]
+        state["k"] += 1
+        status, done = client.call("POST", f"/api/interviews/{stem}/highlights",
+                                   {"version": state["version"], "start": p.start, "end": p.end, "tags": ["benchmark"]})
+        assert status == 201, done
+        state["version"] = done["version"]
+
+    return save
+
+
+def timed(fn, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--interviews", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--no-browser", dest="browser", action="store_false", help="skip the Chromium timing")
+    parser.add_argument("--folder", type=Path, help="make the library there, or reuse the one made there before")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.folder or Path(tmp) / "library"
+        t0 = time.perf_counter()
+        if not (folder / "interview-000.json").is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            make_library(folder, args.interviews)
+        hour = "interview-000"
+        made = time.perf_counter() - t0
+        hour_json = folder / f"{hour}.json"
+        print(f"{args.interviews} interviews ready in {made:.0f} s; the hour: "
+              f"{len(Transcript.load(hour_json).phrases)} phrases, {hour_json.stat().st_size / 1e6:.1f} MB of JSON")
+
+        rows: list[tuple[str, list[float]]] = []
+        starts = []
+        for label in ("cold", "warm"):
+            t0 = time.perf_counter()
+            running = server.start(folder)
+            status, listing = Client(running.port).call("GET", "/api/library")
+            starts.append((label, time.perf_counter() - t0))
+            assert status == 200 and len(listing["interviews"]) == args.interviews, listing.get("skipped")
+            if label == "cold":
+                running.stop()
+        client = Client(running.port)
+        try:
+            rows.append(("board (GET api/tags)", timed(lambda: client.call("GET", "/api/tags"), args.runs)))
+            rows.append(("the hour's page data (GET api/interviews/…)",
+                         timed(lambda: client.call("GET", f"/api/interviews/{hour}"), args.runs)))
+            rows.append(("a search, every interview (GET api/search?q=cartão)",
+                         timed(lambda: client.call("GET", "/api/search?q=cart%C3%A3o"), args.runs)))
+            for stem, what in ((hour, "the hour"), ("interview-001", "a 10-minute interview")):
+                rows.append((f"a highlight saved on {what} (POST …/highlights)", timed(saver(client, folder, stem), args.runs)))
+            if args.browser:
+                rows.append(("the hour opened in Chromium (click to page ready)", browser_open(running.url, hour, args.runs)))
+        finally:
+            running.stop()
+
+    found = [{"step": f"start, {label} (server up to the library's list)", "p50": f"{seconds * 1000:.0f} ms", "p95": "(once)"}
+             for label, seconds in starts]
+    for label, samples in rows:
+        p50, p95 = percentiles(samples)
+        found.append({"step": label, "p50": f"{p50 * 1000:.0f} ms", "p95": f"{p95 * 1000:.0f} ms"})
+    table(found, f"Machine: {os.cpu_count()} cores. {args.runs} runs each.")
+
+
+def browser_open(url: str, stem: str, runs: int) -> list[float]:
+    from igot_dev.browser import Browser
+
+    browser = Browser(Path(tempfile.mkdtemp()), timeout=60)
+    try:
+        page = browser.open(url)
+        out = []
+        for _ in range(runs):
+            page.goto(f"{url}#/")
+            page.locator("a.title").first.wait_for()
+            t0 = time.perf_counter()
+            page.evaluate(f"location.hash = '#/interview/{stem}'")
+            while not page.evaluate("Boolean(window.igot && igot.ready() && document.querySelector('#transcript .phrase'))"):
+                time.sleep(0.005)
+            out.append(time.perf_counter() - t0)
+        return out
+    finally:
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""Highlights: moments of an interview a researcher marked, with tags and a note.
+
+A highlight is anchored by time (start, end): the words it covers are those said between, found
+again on every page, so it survives a re-run, a rename and a merge of speakers. Everything here
+is a plain function of a Transcript; the exports, the workspace and the Google Doc share it.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Iterable, Optional, Sequence
+
+from igot.errors import IgotError
+from igot.outputs.spans import Span, phrase_spans
+from igot.text import clean_text
+from igot.transcript import Highlight, Transcript
+
+# What one write may hold: long enough for any real use, short enough that a stray paste or a
+# hostile page cannot bloat every export.
+TAG_MAX = 60  # characters in a tag
+TAGS_MAX = 20  # tags on one highlight
+NOTE_MAX = 2000  # characters in a note
+QUOTE_MAX = 20000  # characters a highlight may cover (about 40 minutes of speech)
+TIME_SLACK = 0.5  # seconds past the recording's end a selection's last word may end
+UNTAGGED = "Untagged"
+
+
+class HighlightError(IgotError):
+    """A highlight that cannot be kept as asked: the interview is left as it was."""
+
+
+# --- tags -------------------------------------------------------------------------------------
+def clean_tag(text: str) -> str:
+    """A tag as kept: one line, single spaces, the case the user typed."""
+    return " ".join(str(text).split())
+
+
+def tag_key(tag: str) -> str:
+    """What makes two tags the same tag: 'Pricing ' and 'pricing' are one."""
+    return clean_tag(tag).casefold()
+
+
+def checked_tags(tags: Iterable[object]) -> list[str]:
+    """The tags of a write, cleaned and without repeats; HighlightError when one is unusable."""
+    if isinstance(tags, (str, bytes)) or not isinstance(tags, Iterable):
+        raise HighlightError("The tags must be a list of words.", "Send them as a list, e.g. [\"pricing\"].")
+    kept: dict[str, str] = {}
+    for raw in tags:
+        if not isinstance(raw, str):
+            raise HighlightError(f"A tag must be text, not {raw!r}.", "Type the tag as words.")
+        tag = clean_tag(raw)
+        if not tag:
+            continue
+        if len(tag) > TAG_MAX:
+            raise HighlightError(f"The tag '{tag[:40]}…' is {len(tag)} characters long.",
+                                 f"Keep a tag to {TAG_MAX} characters; put the rest in the note.")
+        if any(not ch.isprintable() for ch in tag):
+            raise HighlightError(f"The tag {tag!r} holds control characters.", "Type the tag as plain words.")
+        kept.setdefault(tag_key(tag), tag)
+    if len(kept) > TAGS_MAX:
+        raise HighlightError(f"{len(kept)} tags on one highlight.", f"Keep to {TAGS_MAX} tags.")
+    return list(kept.values())
+
+
+def checked_note(note: object) -> str:
+    if note is None:
+        return ""
+    if not isinstance(note, str):
+        raise HighlightError("The note must be text.", "Type the note as words.")
+    note = note.strip()
+    if len(note) > NOTE_MAX:
+        raise HighlightError(f"The note is {len(note)} characters long.", f"Keep a note to {NOTE_MAX} characters.")
+    return note
+
+
+# --- the words a highlight covers -------------------------------------------------------------
+def _covered(span: Span, start: float, end: float) -> bool:
+    """A word is in a highlight when the middle of it is said between the highlight's times."""
+    middle = (span.start + span.end) / 2
+    return start - 1e-3 <= middle <= end + 1e-3
+
+
+def phrase_words(t: Transcript) -> list[tuple[str, list[Span]]]:
+    """Each phrase's clean text and its words' places and times (what a page marks)."""
+    out = []
+    for p in t.phrases:
+        text = clean_text(p.text)
+        out.append((text, phrase_spans(p, text) if text else []))
+    return out
+
+
+def quote_between(t: Transcript, start: float, end: float) -> str:
+    """The words said between `start` and `end`, phrase by phrase, in reading order (only the
+    phrases said then are looked into: an hour has ~1,500)."""
+    pieces = []
+    for p in t.phrases:
+        if p.start > end + 1e-3 or p.end < start - 1e-3:
+            continue
+        text = clean_text(p.text)
+        inside = [s for s in (phrase_spans(p, text) if text else []) if _covered(s, start, end)]
+        if inside:
+            pieces.append(text[inside[0].c0:inside[-1].c1])
+    return " ".join(pieces)
+
+
+def marked(t: Transcript, words: Optional[list[tuple[str, list[Span]]]] = None) -> dict[int, list[tuple[int, int, list[Highlight]]]]:
+    """{phrase index: [(first character, past the last, the highlights covering them)]}: runs of
+    a phrase's clean text that highlights cover, words next to each other joined into one run."""
+    highlights = t.highlights or []
+    if not highlights:
+        return {}
+    out: dict[int, list[tuple[int, int, list[Highlight]]]] = {}
+    for i, p in enumerate(t.phrases):
+        near = [h for h in highlights if h.start <= p.end + 1e-3 and h.end >= p.start - 1e-3]
+        if not near:
+            continue  # the words of a phrase no highlight touches are never looked at (an hour has ~1,500)
+        text = clean_text(p.text)
+        text, spans = words[i] if words is not None else (text, phrase_spans(p, text) if text else [])
+        runs: list[tuple[int, int, list[Highlight]]] = []
+        for s in spans:
+            covering = [h for h in near if _covered(s, h.start, h.end)]
+            if not covering:
+                continue
+            if runs and runs[-1][2] == covering and not text[runs[-1][1]:s.c0].strip():
+                runs[-1] = (runs[-1][0], s.c1, covering)
+            else:
+                runs.append((s.c0, s.c1, covering))
+        if runs:
+            out[i] = runs
+    return out
+
+
+def pieces(text: str, runs: Sequence[tuple[int, int, list[Highlight]]]) -> list[tuple[str, list[Highlight]]]:
+    """`text` cut at the runs of marked(): (piece, the highlights covering it; [] for none)."""
+    out, pos = [], 0
+    for c0, c1, covering in runs:
+        out += [(text[pos:c0], []), (text[c0:c1], covering)]
+        pos = c1
+    out.append((text[pos:], []))
+    return [(piece, covering) for piece, covering in out if piece]
+
+
+def by_tag(t: Transcript) -> list[tuple[str, list[Highlight]]]:
+    """The highlights grouped by tag (a highlight with two tags is in both), tags A to Z, each
+    group in order of time; untagged ones last."""
+    groups: dict[str, tuple[str, list[Highlight]]] = {}
+    for h in sorted(t.highlights or [], key=lambda h: (h.start, h.end)):
+        for tag in h.tags or [""]:
+            groups.setdefault(tag_key(tag), (clean_tag(tag), []))[1].append(h)
+    keys = sorted((k for k in groups if k), key=str.casefold) + ([""] if "" in groups else [])
+    return [(groups[k][0] or UNTAGGED, groups[k][1]) for k in keys]
+
+
+# --- changes ----------------------------------------------------------------------------------
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def checked_times(t: Transcript, start: object, end: object) -> tuple[float, float]:
+    """Times of a write, as numbers inside the recording; HighlightError when they are not."""
+    try:
+        start_s, end_s = float(start), float(end)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise HighlightError(f"The times {start!r} to {end!r} are not numbers of seconds.",
+                             "Select the words to highlight again.") from None
+    if not (math.isfinite(start_s) and math.isfinite(end_s)) or isinstance(start, bool) or isinstance(end, bool):
+        raise HighlightError("The times are not numbers of seconds.", "Select the words to highlight again.")
+    length = t.length()
+    if start_s < 0 or end_s <= start_s or end_s > length + TIME_SLACK:
+        raise HighlightError(f"{start_s:g} s to {end_s:g} s is not a stretch of this recording (0 to {length:g} s).",
+                             "Select words of this interview's transcript.")
+    return start_s, end_s
+
+
+def new_highlight(t: Transcript, start: object, end: object, tags: Sequence[object] = (), note: object = "") -> Highlight:
+    """A highlight of the words said between `start` and `end`, checked: times inside the
+    recording, words there, sane tags and note."""
+    start_s, end_s = checked_times(t, start, end)
+    quote = quote_between(t, start_s, end_s)
+    if not quote:
+        raise HighlightError(f"No words are said between {start_s:g} s and {end_s:g} s.", "Select words of the transcript.")
+    if len(quote) > QUOTE_MAX:
+        raise HighlightError(f"The selection is {len(quote)} characters long.", f"Highlight up to {QUOTE_MAX} characters at a time.")
+    at = t.phrase_at(start_s)
+    speaker = t.phrases[at].speaker if at is not None else ""
+    return Highlight(uuid.uuid4().hex[:12], round(start_s, 3), round(end_s, 3), quote, speaker,
+                     checked_tags(tags), checked_note(note), _now())
+
+
+def find(t: Transcript, highlight_id: str) -> Highlight:
+    for h in t.highlights or []:
+        if h.id == highlight_id:
+            return h
+    raise HighlightError(f"No highlight {highlight_id!r} in this interview.",
+                         "It was deleted, maybe in another tab: reload the page.")
+
+
+def with_highlight(t: Transcript, h: Highlight) -> Transcript:
+    """The transcript with `h` added, or in place of the one with its id; in order of time."""
+    kept = [x for x in t.highlights or [] if x.id != h.id]
+    return replace(t, highlights=sorted(kept + [h], key=lambda x: (x.start, x.end, x.id)))
+
+
+def edited(t: Transcript, highlight_id: str, tags: Optional[Sequence[object]] = None, note: object = None) -> Transcript:
+    """The transcript with one highlight's tags and/or note changed (None: left as it was)."""
+    h = find(t, highlight_id)
+    changed = replace(h, tags=checked_tags(tags) if tags is not None else h.tags,
+                      note=checked_note(note) if note is not None else h.note)
+    return with_highlight(t, changed)
+
+
+def without_highlight(t: Transcript, highlight_id: str) -> Transcript:
+    find(t, highlight_id)
+    return replace(t, highlights=[h for h in t.highlights or [] if h.id != highlight_id])
+
+
+def tags_renamed(t: Transcript, old: str, new: str) -> Optional[Transcript]:
+    """The transcript with tag `old` called `new` (joined with `new` where a highlight has both);
+    None when no highlight has `old`."""
+    key = tag_key(old)
+    if not any(tag_key(tag) == key for h in t.highlights or [] for tag in h.tags):
+        return None
+    new_tags = checked_tags([new])
+    if not new_tags:
+        raise HighlightError("The new tag name is empty.", "Type the name the tag should have.")
+    new_tag = new_tags[0]
+    changed = []
+    for h in t.highlights or []:
+        if any(tag_key(tag) == key for tag in h.tags):
+            h = replace(h, tags=checked_tags([new_tag if tag_key(tag) == key else tag for tag in h.tags]))
+        changed.append(h)
+    return replace(t, highlights=changed)

@@ -1,0 +1,136 @@
+"""Clips: a highlight, or every highlight of a tag as one reel, as an MP4 made with ffmpeg from the
+interview's recording on this computer. Each clip opens titled with who said it, in which
+interview and when (drawn on the picture, and in the file's title); a recording with no picture
+gets a plain background to carry the title."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from igot.errors import IgotError
+from igot.outputs import highlights
+from igot.text import clean_text, format_clock
+from igot.workspace.interviews import Library, is_video, media_file
+from igot.workspace.tags import quotes as tag_quotes
+
+PAD = 0.4  # seconds of the recording kept before and after the words, so no word is cut
+SIZE = (1280, 720)
+FPS = 25
+BACKGROUND = "0x1d2430"  # behind a recording with no picture
+TITLE_SECONDS = 4.0  # how long the title stays on the picture
+
+
+@dataclass
+class Part:
+    """One piece of a clip or reel: where it is and what its title says."""
+
+    media: Path
+    start: float
+    end: float
+    video: bool  # the recording has a picture
+    title: str
+
+
+def title_of(speaker: str, interview: str, start: float) -> str:
+    who = f"{speaker} · " if speaker else ""
+    return f"{who}{interview} · {format_clock(start)}"
+
+
+def _ffmpeg() -> str:
+    found = shutil.which("ffmpeg")
+    if not found:
+        raise IgotError("Clips need ffmpeg, which is not installed.", "Install it (e.g. apt install ffmpeg, brew install ffmpeg).")
+    return found
+
+
+def _encode(part: Part, out: Path, work: Path, titled: bool = True) -> None:
+    """One part as an MP4 of the same shape as every other (size, rate, codecs), so parts join."""
+    start = max(0.0, part.start - PAD)
+    length = part.end + PAD - start
+    w, h = SIZE
+    text = work / f"{out.stem}.txt"
+    text.write_text(part.title, encoding="utf-8")
+    fit = (f"scale={w}:{h}:force_original_aspect_ratio=decrease,pad={w}:{h}:(ow-iw)/2:(oh-ih)/2,fps={FPS},format=yuv420p")
+    # Over a picture, the title shows for its first seconds; over the plain background, all along.
+    when = f":enable='lt(t,{TITLE_SECONDS})'" if part.video else ""
+    title = (f",drawtext=textfile='{text.as_posix()}':fontcolor=white:fontsize=34:box=1:boxcolor=black@0.55:boxborderw=14:"
+             f"x=(w-text_w)/2:y=h-text_h-48{when}") if titled else ""
+    if part.video:
+        inputs = ["-ss", f"{start:.3f}", "-t", f"{length:.3f}", "-i", str(part.media)]
+        picture = f"[0:v]{fit}{title}[v]"
+        sound = "0:a?"
+    else:
+        inputs = ["-f", "lavfi", "-i", f"color=c={BACKGROUND}:s={w}x{h}:r={FPS}",
+                  "-ss", f"{start:.3f}", "-t", f"{length:.3f}", "-i", str(part.media)]
+        picture = f"[0:v]format=yuv420p{title}[v]"
+        sound = "1:a"
+    command = [_ffmpeg(), "-v", "error", "-y", *inputs, "-filter_complex", picture, "-map", "[v]", "-map", sound,
+               "-t", f"{length:.3f}", "-c:v", "libx264", "-preset", "veryfast", "-crf", "26",
+               "-c:a", "aac", "-b:a", "128k", "-ar", "48000", "-ac", "2", "-shortest",
+               "-metadata", f"title={part.title}", "-movflags", "+faststart", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        if titled and "drawtext" in done.stderr:  # an ffmpeg built without its text filter: the file's title only
+            return _encode(part, out, work, titled=False)
+        raise IgotError(f"ffmpeg could not cut the clip from {part.media.name}: {done.stderr.strip()[-300:]}",
+                        "Check that the recording plays, then try again.")
+
+
+def make_clip(parts: Sequence[Part], out: Path, title: str = "") -> Path:
+    """The parts, each titled, one after the other, as one MP4 at `out` (written whole: in a temp
+    folder, then moved into place)."""
+    if not parts:
+        raise IgotError("No highlight to make a clip of has its recording on this computer.",
+                        "Clips are cut from local recordings (a file, an upload or a Drive file), not from YouTube or Vimeo.")
+    with tempfile.TemporaryDirectory(prefix="igot-clip-") as tmp:
+        work = Path(tmp)
+        pieces = []
+        for i, part in enumerate(parts):
+            piece = work / f"part{i:04d}.mp4"
+            _encode(part, piece, work)
+            pieces.append(piece)
+        joined = work / "joined.mp4"
+        if len(pieces) == 1:
+            pieces[0].replace(joined)
+        else:
+            listing = work / "parts.txt"
+            listing.write_text("".join(f"file '{p.name}'\n" for p in pieces), encoding="utf-8")
+            done = subprocess.run([_ffmpeg(), "-v", "error", "-y", "-f", "concat", "-safe", "0", "-i", str(listing),
+                                   "-c", "copy", "-metadata", f"title={title or parts[0].title}", "-movflags", "+faststart",
+                                   str(joined)], capture_output=True, text=True, cwd=work)
+            if done.returncode != 0:
+                raise IgotError(f"ffmpeg could not join the clips: {done.stderr.strip()[-300:]}", "Try again with fewer highlights.")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(joined), str(out))
+    return out
+
+
+# --- what to cut, from the library -----------------------------------------------------------------
+def highlight_parts(lib: Library, stem: str, highlight_id: str) -> list[Part]:
+    """The one part of a highlight's clip."""
+    t = lib.open(stem).transcript
+    h = highlights.find(t, highlight_id)
+    media = media_file(t, lib.folder)
+    if media is None:
+        return []
+    speaker = t.highlight_speaker(h)
+    who = t.speaker_name(speaker) if (t.speakers or speaker) else ""
+    return [Part(media, h.start, h.end, is_video(media), title_of(who, clean_text(t.source.title) or stem, h.start))]
+
+
+def tag_parts(lib: Library, tag: str) -> list[Part]:
+    """The parts of a tag's reel: its quotes whose recording is on this computer, in the tag page's order."""
+    parts = []
+    media: dict[str, object] = {}
+    for q in tag_quotes(lib.listing()[0], tag):
+        if q.stem not in media:
+            media[q.stem] = media_file(lib.open(q.stem).transcript, lib.folder)
+        found = media[q.stem]
+        if isinstance(found, Path):
+            parts.append(Part(found, q.start, q.end, is_video(found), title_of(q.speaker, q.interview, q.start)))
+    return parts

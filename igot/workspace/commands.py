@@ -1,0 +1,75 @@
+"""`igot serve` (the workspace) and `igot tags` (list the library's tags, rename or merge one, export
+one's quotes) in a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from igot.errors import IgotError
+
+def add_parsers(sub, out_dir: Path) -> None:
+    """The `serve` and `tags` commands; `out_dir`: the CLI's default output folder."""
+    s = sub.add_parser("serve", help="the research workspace: watch, highlight and tag every interview in your browser")
+    s.add_argument("--out", type=Path, default=out_dir, help=f"library folder (default: {out_dir})")
+    s.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765)")
+    s.add_argument("--no-browser", dest="browser", action="store_false", help="do not open the browser")
+    t = sub.add_parser("tags", help="the tags of the library's highlights; igot tags rename OLD NEW")
+    actions = t.add_subparsers(dest="action")
+    r = actions.add_parser("rename", help="rename a tag in every interview (a name already used merges the two)")
+    r.add_argument("old", help="the tag, as igot tags lists it (any case)")
+    r.add_argument("new", help="its new name")
+    x = actions.add_parser("export", help="a tag's quotes from every interview, as Markdown (or CSV), to the terminal")
+    x.add_argument("tag", help="the tag, as igot tags lists it (any case)")
+    x.add_argument("--csv", action="store_true", help="CSV, one row per quote, for a spreadsheet")
+    for p in (t, r, x):
+        p.add_argument("--out", type=Path, default=out_dir, help=f"library folder (default: {out_dir})")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "serve":
+            from igot.workspace import server
+
+            server.serve(args.out, port=args.port, open_browser=args.browser)
+            return 0
+        return tags_command(args)
+    except IgotError as exc:
+        print(f"igot: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
+def tags_command(args: argparse.Namespace) -> int:
+    from igot.workspace import tags
+    from igot.workspace.interviews import Library
+
+    if not args.out.is_dir():
+        raise IgotError(f"No library folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")
+    lib = Library(args.out)
+    interviews, skipped = lib.listing()
+    for s in skipped:
+        print(f"igot: {s.line()}", file=sys.stderr)
+    if args.action == "rename":
+        changed = lib.rename_tag(args.old, args.new)
+        if not changed:
+            raise IgotError(f"No highlight in {args.out} has the tag '{args.old}'.", "See the tags with: igot tags")
+        print(f"'{args.old}' is now '{' '.join(args.new.split())}' in {len(changed)} interview{'s' * (len(changed) != 1)}.")
+        return 0
+    if args.action == "export":
+        found = tags.quotes(interviews, args.tag)
+        if not found:
+            raise IgotError(f"No highlight in {args.out} has the tag '{args.tag}'.", "See the tags with: igot tags")
+        sys.stdout.write(tags.quotes_csv(found) if args.csv else tags.quotes_markdown(args.tag, found))
+        return 0
+    rows = tags.board(interviews)
+    if not rows:
+        print(f"No highlights in {args.out} yet: open the workspace (igot serve) and highlight what matters.")
+        return 0
+    width = max(len(r.tag) for r in rows)
+    print(f"{'tag':<{width}}  highlights  interviews  people")
+    for r in rows:
+        print(f"{r.tag:<{width}}  {r.highlights:>10}  {r.interviews:>10}  {r.people:>6}")
+    return 0

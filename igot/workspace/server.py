@@ -1,0 +1,300 @@
+"""`igot serve`: the research workspace, a local web app over a library folder.
+
+FastAPI (Starlette) served by uvicorn, on 127.0.0.1 only. Each handler is a thin door onto
+plain functions (igot.workspace.interviews, views, tags; igot.outputs.highlights): it checks
+nothing itself but the shape of the request. Every request passes the Door first (Host, Origin,
+Sec-Fetch-Site). Plain HTTP only: Colab's port proxy carries no WebSockets.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import tempfile
+import threading
+import webbrowser
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+from urllib.parse import quote
+
+from igot.errors import IgotError, install_hint
+from igot.outputs import highlights
+from igot.workspace import clips
+from igot.workspace import tags as tags_module
+from igot.workspace import views
+from igot.workspace.guard import Door, inside
+from igot.workspace.interviews import Library, NotFound, WorkspaceError
+
+try:
+    import uvicorn
+    from fastapi import FastAPI, Request
+    from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+    from starlette.background import BackgroundTask
+    from starlette.concurrency import run_in_threadpool
+except ImportError as err:  # pragma: no cover - said to the user
+    raise IgotError(f"The workspace needs FastAPI and uvicorn ({err.name} is missing).",
+                    f"Run: {install_hint('workspace')}") from None
+
+DEFAULT_PORT = 8765
+MAX_BODY = 64 * 1024  # bytes in one change: a highlight with its tags and note is well under 10 kB
+STATIC = "static"  # the page code, shipped as package data beside this module
+PAGES = {"index.html", "workspace.css", "workspace.js", "player.js"}
+# Where the page may load scripts and frames from: itself, and the YouTube and Vimeo players.
+PLAYERS = "https://www.youtube.com https://s.ytimg.com https://player.vimeo.com"
+FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://player.vimeo.com"
+
+
+def _policy(frame_ancestors: Sequence[str]) -> str:
+    return ("default-src 'self'; "
+            f"script-src 'self' {PLAYERS}; frame-src {FRAMES}; "
+            "media-src 'self' blob: https:; img-src 'self' data: https://i.ytimg.com; style-src 'self'; "
+            "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+            f"frame-ancestors 'self' {' '.join(frame_ancestors)}".strip())
+
+
+def page_file(name: str) -> Path:
+    return Path(str(resources.files("igot.workspace").joinpath(STATIC, name)))
+
+
+def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = ()) -> FastAPI:
+    """The workspace over `lib`, answering only requests that `door` lets in."""
+    app = FastAPI(title="iGot workspace", docs_url=None, redoc_url=None, openapi_url=None)
+    policy = _policy(frame_ancestors)
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable) -> Response:
+        why = door.refusal(request.headers.get("host"), request.headers.get("origin"), request.headers.get("sec-fetch-site"),
+                           request.method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate")
+        if why:
+            return PlainTextResponse(why + "\n", status_code=403)
+        if request.method in ("POST", "PATCH", "PUT") and \
+                request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _error(415, "Refused: a change must be sent as JSON (Content-Type: application/json).")
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = policy
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
+        response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
+        response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    @app.exception_handler(IgotError)
+    async def igot_error(request: Request, err: IgotError) -> Response:
+        return _error(getattr(err, "status", 400), str(err))
+
+    # --- pages --------------------------------------------------------------------------
+    @app.get("/")
+    async def home() -> Response:
+        return FileResponse(page_file("index.html"), media_type="text/html; charset=utf-8")
+
+    @app.get("/static/{name}")
+    async def static(name: str) -> Response:
+        if name not in PAGES:
+            raise NotFound(f"No page file {name!r}.", "")
+        return FileResponse(page_file(name))
+
+    # --- the library --------------------------------------------------------------------
+    @app.get("/api/library")
+    async def library_data() -> Response:
+        return JSONResponse(await run_in_threadpool(lambda: views.library_view(*lib.listing())))
+
+    @app.get("/api/interviews/{stem}")
+    async def interview(stem: str) -> Response:
+        return JSONResponse(await run_in_threadpool(lambda: views.interview_view(lib.open(stem), lib.folder)))
+
+    @app.get("/media/{stem}")
+    async def media(stem: str) -> Response:
+        path, kind = await run_in_threadpool(lib.media, stem)
+        return FileResponse(path, media_type=kind, headers={"Cache-Control": "private, max-age=300"})
+
+    @app.get("/files/{name:path}")
+    async def files(name: str) -> Response:
+        found = inside(lib.folder, name)
+        if found is None:
+            raise NotFound(f"No file {name!r} in this library.", "Open files from the workspace's links.")
+        return FileResponse(found)
+
+    # --- highlights ---------------------------------------------------------------------
+    @app.post("/api/interviews/{stem}/highlights")
+    async def add_highlight(stem: str, request: Request) -> Response:
+        body = await _body(request)
+        made: dict[str, Any] = {}
+
+        def add(t):
+            h = highlights.new_highlight(t, body.get("start"), body.get("end"), body.get("tags", []), body.get("note", ""))
+            made["id"] = h.id
+            return highlights.with_highlight(t, h)
+
+        opened = await run_in_threadpool(lib.change, stem, body.get("version"), add)
+        return JSONResponse(_changed(opened, made["id"]), status_code=201)
+
+    @app.patch("/api/interviews/{stem}/highlights/{highlight_id}")
+    async def edit_highlight(stem: str, highlight_id: str, request: Request) -> Response:
+        body = await _body(request)
+        opened = await run_in_threadpool(
+            lib.change, stem, body.get("version"),
+            lambda t: highlights.edited(t, highlight_id, body.get("tags"), body.get("note")))
+        return JSONResponse(_changed(opened, highlight_id))
+
+    @app.delete("/api/interviews/{stem}/highlights/{highlight_id}")
+    async def delete_highlight(stem: str, highlight_id: str, version: str = "") -> Response:
+        opened = await run_in_threadpool(lib.change, stem, version,
+                                         lambda t: highlights.without_highlight(t, highlight_id))
+        return JSONResponse(_changed(opened, None))
+
+    # --- clips (ffmpeg) ---------------------------------------------------------------------
+    @app.get("/api/interviews/{stem}/highlights/{highlight_id}/clip")
+    async def highlight_clip(stem: str, highlight_id: str) -> Response:
+        parts = await run_in_threadpool(clips.highlight_parts, lib, stem, highlight_id)
+        return await _clip(parts, f"{stem}-{int(parts[0].start) if parts else 0}s.mp4")
+
+    @app.get("/api/tag/reel")
+    async def tag_reel(name: str = "") -> Response:
+        parts = await run_in_threadpool(clips.tag_parts, lib, name)
+        return await _clip(parts, f"{name or 'untagged'}-reel.mp4", title=f"{name}: {len(parts)} highlights")
+
+    # --- tags ---------------------------------------------------------------------------
+    @app.get("/api/tags")
+    async def board() -> Response:
+        return JSONResponse(await run_in_threadpool(
+            lambda: {"tags": [vars(r) for r in tags_module.board(lib.listing()[0])]}))
+
+    @app.get("/api/tag")
+    async def tag(name: str = "") -> Response:
+        return JSONResponse(await run_in_threadpool(lambda: views.tag_view(lib.listing()[0], name)))
+
+    @app.get("/api/tag/export")
+    async def tag_export(name: str = "", format: str = "md") -> Response:
+        if format not in ("md", "csv"):
+            raise WorkspaceError(f"Unknown export format {format!r}.", "Choose md or csv.")
+        found = await run_in_threadpool(lambda: tags_module.quotes(lib.listing()[0], name))
+        text = tags_module.quotes_markdown(name, found) if format == "md" else tags_module.quotes_csv(found)
+        kind = "text/markdown; charset=utf-8" if format == "md" else "text/csv; charset=utf-8"
+        filename = f"{(name or 'untagged')}.{format}"
+        return Response(text, media_type=kind, headers={
+            "Content-Disposition": f"attachment; filename=\"tag.{format}\"; filename*=UTF-8''{quote(filename)}"})
+
+    @app.post("/api/tags/rename")
+    async def rename_tag(request: Request) -> Response:
+        body = await _body(request)
+        old, new = body.get("old"), body.get("new")
+        if not isinstance(old, str) or not isinstance(new, str) or not old.strip():
+            raise WorkspaceError("A rename needs the tag's name and its new name.", "Type both.")
+        changed = await run_in_threadpool(lib.rename_tag, old, new)
+        if not changed:
+            raise NotFound(f"No highlight has the tag {old!r}.", "Reload the board: it may have been renamed already.")
+        return JSONResponse({"changed": changed})
+
+    # --- search -------------------------------------------------------------------------
+    @app.get("/api/search")
+    async def search(q: str = "", interview: str = "", speaker: str = "", language: str = "", tag: str = "") -> Response:
+        return JSONResponse(await run_in_threadpool(
+            lambda: views.search_view(lib.listing()[0], q, interview, speaker, language, tag)))
+
+    return app
+
+
+async def _clip(parts: Sequence[clips.Part], filename: str, title: str = "") -> Response:
+    """The clip made in a temp folder, sent, then deleted."""
+    folder = Path(tempfile.mkdtemp(prefix="igot-clip-"))
+    out = await run_in_threadpool(clips.make_clip, parts, folder / "clip.mp4", title)
+    return FileResponse(out, media_type="video/mp4", filename=filename,
+                        background=BackgroundTask(shutil.rmtree, folder, True))
+
+
+def _error(status: int, line: str) -> Response:
+    return JSONResponse({"error": line}, status_code=status)
+
+
+async def _body(request: Request) -> dict:
+    data = await request.body()
+    if len(data) > MAX_BODY:
+        raise WorkspaceError(f"The change is {len(data)} bytes long.", f"Send at most {MAX_BODY} bytes at a time.")
+    try:
+        body = json.loads(data or b"{}")
+    except ValueError:
+        raise WorkspaceError("The change is not valid JSON.", "Send it from the workspace page.") from None
+    if not isinstance(body, dict):
+        raise WorkspaceError("The change must be a JSON object.", "Send it from the workspace page.")
+    return body
+
+
+def _changed(opened, highlight_id: Optional[str]) -> dict:
+    t = opened.transcript
+    return {"version": opened.version,
+            "highlights": [views.highlight_view(t, h) for h in t.highlights or []],
+            "id": highlight_id}
+
+
+# --- running ----------------------------------------------------------------------------------
+@dataclass
+class Running:
+    """A workspace serving in a thread (tests, the notebook): its address, and how to stop it."""
+
+    url: str
+    port: int
+    server: Any
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:`port` (0: any free port); IgotError when it is taken."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as err:
+        sock.close()
+        raise IgotError(f"Port {port} on 127.0.0.1 is in use ({err.strerror or err}).",
+                        f"Give another one: igot serve --port {port + 1}") from None
+    sock.listen(128)
+    return sock
+
+
+def _server(lib: Library, sock: socket.socket, origins: Sequence[str], frame_ancestors: Sequence[str]) -> Any:
+    port = sock.getsockname()[1]
+    app = create_app(lib, Door(port, tuple(origins)), frame_ancestors)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="off")
+    return uvicorn.Server(config)
+
+
+def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_ancestors: Sequence[str] = (),
+          sock: Optional[socket.socket] = None) -> Running:
+    """Serve the library in `folder` from a thread; returns once it answers."""
+    lib = Library(folder)
+    sock = sock or bind(port)
+    port = sock.getsockname()[1]
+    server = _server(lib, sock, origins, frame_ancestors)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="igot-workspace")
+    thread.start()
+    while not server.started and thread.is_alive():
+        threading.Event().wait(0.02)
+    if not thread.is_alive():
+        raise IgotError(f"The workspace could not start on port {port}.", "Try another port (--port).")
+    return Running(f"http://127.0.0.1:{port}/", port, server, thread)
+
+
+def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = True,
+          log: Callable[[str], None] = print) -> None:
+    """`igot serve`: serve until Ctrl+C."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise IgotError(f"No library folder {folder}.", "Give the folder iGot wrote the interviews to (--out).")
+    lib = Library(folder)
+    sock = bind(port)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    interviews, skipped = lib.listing()
+    for s in skipped:
+        log(f"igot: {s.line()}")
+    log(f"Workspace: {len(interviews)} interview{'s' * (len(interviews) != 1)} in {lib.folder}, at {url} "
+        "(only this computer can open it; Ctrl+C stops it)")
+    server = _server(lib, sock, (), ())
+    if open_browser:
+        threading.Timer(0.5, lambda: webbrowser.open(url)).start()
+    server.run(sockets=[sock])

@@ -1,0 +1,390 @@
+"""The workspace in Debian's Chromium (Playwright), over a library of three dev interviews made by
+the pipeline with the small offline models: a local video made from dev audio with ffmpeg, one
+linked to YouTube, one Portuguese with its audio only (and a fourth, linked to Vimeo).
+
+YouTube's and Vimeo's player scripts cannot load here (no internet): the tests answer their
+addresses with local stand-ins that make the same calls (tests/data/workspace/fake_*.js), so
+what is tested is the workspace's player code against those APIs, not the real players."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from igot.outputs import store
+from igot.pipeline import RunOptions, run
+from igot.transcript import Source, Transcript
+from igot.workspace import server
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+FAKES = Path(__file__).resolve().parent / "data" / "workspace"
+YOUTUBE = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+VIMEO = "https://vimeo.com/76979871"
+
+
+@pytest.fixture(scope="module")
+def folder(devdata, models, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("workspace")
+    video = out / "falcon-call.webm"  # a local video: a still picture over the dev audio
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=c=0x23405f:s=320x180:r=5",
+                    "-i", str(devdata / "picovoice_falcon/test.flac"), "-shortest", "-c:v", "libvpx", "-b:v", "60k",
+                    "-c:a", "libopus", "-b:a", "32k", str(video)], check=True)
+    common = dict(align=False, punctuate=False, summary=False, progress=False, voices=False)
+    runs = [
+        (video, RunOptions(name="Falcon test call", model="bundled:tiny.en", language="en", **common)),
+        (devdata / "pyaudioanalysis/diarizationExample.flac",
+         RunOptions(name="Radio phone-in", model="bundled:tiny.en", language="en", speakers=4, video_url=YOUTUBE,
+                    names=["Host", "Brian", "Sandra", "Expert"], **common)),
+        (devdata / "falabrasil_pt/ufpalign_falabrasil.flac",
+         RunOptions(name="Entrevista — alinhamento", model="bundled:base", language="pt", speakers=1,
+                    names=["Joana Conceição"], **common)),
+    ]
+    for path, options in runs:
+        run(str(path), out, options, models=models, log=lambda m: None)
+    falcon = Transcript.load(out / "falcon-test-call.json")
+    store.save(replace(falcon, source=Source("Vimeo copy", VIMEO, None, "vimeo")), out, "vimeo-copy", drive=False, voices=False)
+    (out.parent / "secret.txt").write_text("not yours")
+    return out
+
+
+@pytest.fixture(scope="module")
+def workspace(folder):
+    running = server.start(folder)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from igot_dev.browser import Browser
+
+    b = Browser(tmp_path_factory.mktemp("chromium"))
+    b.context.route("https://www.youtube.com/iframe_api",
+                    lambda route: route.fulfill(path=FAKES / "fake_youtube_iframe_api.js", content_type="text/javascript"))
+    b.context.route("https://player.vimeo.com/api/player.js",
+                    lambda route: route.fulfill(path=FAKES / "fake_vimeo_player.js", content_type="text/javascript"))
+    yield b
+    b.close()
+
+
+def open_interview(browser, workspace, stem: str):
+    page = browser.open(f"{workspace.url}#/interview/{stem}")
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    wait_for(page, "window.igot && igot.ready()")
+    page.errors = errors
+    return page
+
+
+def wait_for(page, expression: str, timeout: float = 15.0) -> None:
+    """Poll `expression` in the page until it is true. (Playwright's wait_for_function evaluates
+    its string with eval(), which the workspace's Content-Security-Policy rightly forbids.)"""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout} s: {expression}")
+        time.sleep(0.05)
+
+
+def phrases(folder: Path, stem: str):
+    return Transcript.load(folder / f"{stem}.json").phrases
+
+
+def spoken(folder: Path, stem: str) -> list[int]:
+    return [i for i, p in enumerate(phrases(folder, stem)) if p.text.strip()]
+
+
+def drag_select(page, first: str, last: str) -> None:
+    """Select text with the mouse, from the start of `first` to the end of `last` (selectors)."""
+    page.bring_to_front()  # a tab in the background is drawn late (throttled)
+    a = page.locator(first).bounding_box()
+    b = page.locator(last).bounding_box()
+    page.mouse.move(a["x"] + 1, a["y"] + a["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(b["x"] + b["width"] - 1, b["y"] + b["height"] / 2, steps=6)
+    page.mouse.up()
+
+
+def highlight(page, tag: str, note: str = "") -> None:
+    page.locator(".popover.offer").click()
+    page.locator(".form-pop .tag-input").fill(tag)
+    page.keyboard.press("Enter")
+    if note:
+        page.locator(".form-pop .note").fill(note)
+    with page.expect_response(lambda r: "/highlights" in r.url and r.request.method == "POST") as answer:
+        page.locator(".form-pop button[type=submit]").click()
+    assert answer.value.status == 201, answer.value.text()
+
+
+def files_of(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+# --- watching -----------------------------------------------------------------------------------
+def test_a_click_on_a_phrase_seeks_the_local_video_and_the_mark_follows_playback(browser, workspace, folder):
+    page = open_interview(browser, workspace, "falcon-test-call")
+    ps = phrases(folder, "falcon-test-call")
+    assert page.evaluate("igot.player().kind") == "video"
+    assert page.evaluate("document.querySelector('video').src").endswith("/media/falcon-test-call")
+    third = spoken(folder, "falcon-test-call")[2]
+    page.locator(f'.phrase[data-i="{third}"]').click()
+    wait_for(page, "document.querySelector('video').readyState >= 1")
+    assert abs(page.evaluate("igot.player().time()") - ps[third].start) <= 0.3
+    assert page.evaluate("document.querySelector('.phrase.now').dataset.i") == str(third)
+
+    # Play (Space): the marked phrase follows the video as it plays.
+    page.locator("#transcript").click(position={"x": 5, "y": 5})  # focus the page, not the player's controls
+    page.keyboard.press("Space")
+    wait_for(page, "!igot.player().paused() && igot.player().time() > 0")
+    marked = set()
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline and len(marked) < 3:
+        now, t = page.evaluate("[Number(document.querySelector('.phrase.now').dataset.i), igot.player().time()]")
+        p = ps[now]
+        assert p.start - 0.3 <= t, (now, t)  # never marked ahead of the video
+        marked.add(now)
+        time.sleep(0.25)
+    assert len(marked) >= 2, marked
+    page.keyboard.press("Space")
+    wait_for(page, "igot.player().paused()")
+    # Arrow keys: phrase by phrase.
+    here = int(page.evaluate("igot.now()"))
+    page.keyboard.press("ArrowDown")
+    after = int(page.evaluate("igot.now()"))
+    assert after != here and abs(page.evaluate("igot.player().time()") - ps[after].start) <= 0.3
+    page.keyboard.press("ArrowUp")
+    assert int(page.evaluate("igot.now()")) == here
+    assert page.errors == []
+    page.close()
+
+
+def test_the_youtube_and_vimeo_players_are_driven_through_their_apis(browser, workspace, folder):
+    """Against the local stand-ins (see the module's docstring): the same calls the real APIs take."""
+    page = open_interview(browser, workspace, "radio-phone-in")
+    assert page.evaluate("igot.player().kind") == "youtube"
+    assert page.evaluate("fakeYouTube.options.videoId") == "dQw4w9WgXcQ"
+    ps = phrases(folder, "radio-phone-in")
+    fifth = spoken(folder, "radio-phone-in")[4]
+    page.locator(f'.phrase[data-i="{fifth}"]').click()
+    assert page.evaluate("fakeYouTube.calls.at(-1)") == ["seekTo", ps[fifth].start, True]
+    assert abs(page.evaluate("igot.player().time()") - ps[fifth].start) <= 0.3
+    page.locator("#transcript").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Space")
+    assert page.evaluate("fakeYouTube.calls.at(-1)") == ["playVideo"]
+    page.wait_for_timeout(1200)
+    now, t = page.evaluate("[igot.now(), igot.player().time()]")
+    assert t > ps[fifth].start + 0.8
+    # The mark follows the fake's clock (the page looks every 0.1 s).
+    assert now in (page.evaluate(f"igot.phraseAt({t})"), page.evaluate(f"igot.phraseAt({t - 0.25})"))
+    assert ps[now].start <= t + 0.3
+    page.keyboard.press("Space")
+    assert page.evaluate("fakeYouTube.calls.at(-1)") == ["pauseVideo"]
+    page.close()
+
+    page = open_interview(browser, workspace, "vimeo-copy")
+    assert page.evaluate("igot.player().kind") == "vimeo"
+    vps = phrases(folder, "vimeo-copy")
+    second = spoken(folder, "vimeo-copy")[1]
+    page.locator(f'.phrase[data-i="{second}"]').click()
+    assert page.evaluate("fakeVimeo.calls.at(-1)") == ["setCurrentTime", vps[second].start]
+    assert abs(page.evaluate("igot.player().time()") - vps[second].start) <= 0.3
+    page.locator("#transcript").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Space")
+    page.wait_for_timeout(800)
+    assert page.evaluate("fakeVimeo.calls.at(-1)") == ["play"] and page.evaluate("igot.player().time()") > vps[second].start + 0.5
+    page.close()
+
+
+# --- highlighting ---------------------------------------------------------------------------------
+def test_highlights_made_with_the_mouse_reach_the_board_the_files_and_survive_a_reload(browser, workspace, folder):
+    stem = "radio-phone-in"
+    page = open_interview(browser, workspace, stem)
+    ps = phrases(folder, stem)
+    said = spoken(folder, stem)
+    a = next(i for i in said if i + 1 in said and len(ps[i].words) >= 3 and len(ps[i + 1].words) >= 3)
+    b = a + 1
+    # Two phrases, "pricing".
+    drag_select(page, f'.phrase[data-i="{a}"] .w >> nth=0', f'.phrase[data-i="{b}"] .w >> nth=-1')
+    highlight(page, "pricing", note="they compare prices")
+    # Three words inside a phrase, "onboarding".
+    c = next(i for i in said if i > b and len(ps[i].words) >= 5)
+    drag_select(page, f'.phrase[data-i="{c}"] .w[data-w="1"]', f'.phrase[data-i="{c}"] .w[data-w="3"]')
+    highlight(page, "onboarding")
+    assert page.locator(".hl-item").count() == 2 and page.errors == []
+
+    saved = Transcript.load(folder / f"{stem}.json").highlights
+    by_tag = {h.tags[0]: h for h in saved}
+    assert by_tag["pricing"].quote == f"{ps[a].text.strip()} {ps[b].text.strip()}"
+    assert (by_tag["pricing"].start, by_tag["pricing"].end) == (pytest.approx(ps[a].words[0].start, abs=1e-3),
+                                                                 pytest.approx(ps[b].words[-1].end, abs=1e-3))
+    three = " ".join(w.text.strip() for w in ps[c].words[1:4])
+    assert by_tag["onboarding"].quote == three and by_tag["onboarding"].speaker == ps[c].speaker
+    # The page marks exactly those words.
+    assert page.evaluate(f"[...document.querySelectorAll('.phrase[data-i=\"{c}\"] .w.hl')].map(w => w.textContent).join(' ')") == three
+
+    # The exports carry them: JSON (above), HTML and Markdown.
+    html = (folder / f"{stem}.html").read_text()
+    assert '<h3>pricing <span class="count">1</span></h3>' in html and f'title="onboarding">{three}</mark>' in html
+    md = (folder / f"{stem}.md").read_text()
+    assert "### pricing (1)" in md and f"**{three}**" in md and "_they compare prices_" in md
+
+    # The board: pricing, 1 highlight in 1 interview.
+    page.goto(f"{workspace.url}#/tags")
+    row = page.locator('tr[data-tag="pricing"]')
+    assert [row.locator(f".{k}").text_content() for k in ("highlights", "interviews", "people")] == ["1", "1", "1"]
+    # Reload: still there, still marked.
+    page.reload()
+    assert page.locator('tr[data-tag="pricing"] .highlights').text_content() == "1"
+    page.goto(f"{workspace.url}#/interview/{stem}")
+    wait_for(page, "window.igot && igot.ready()")
+    assert page.locator(".hl-item").count() == 2
+    assert page.evaluate(f"document.querySelectorAll('.phrase[data-i=\"{a}\"] .w.hl').length") == len(ps[a].words)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(f'.phrase[data-i="{c}"]').click()
+    page.wait_for_timeout(300)
+    (ARTIFACTS / "workspace-interview.png").write_bytes(page.screenshot())
+
+    # The tag's page lists the quote, playable in place; edit the note, then the search filter by tag.
+    page.goto(f"{workspace.url}#/tag/pricing")
+    page.locator(".quote").wait_for()
+    assert page.locator(".quote blockquote").text_content() == by_tag["pricing"].quote
+    page.locator(".quote button.play").click()
+    wait_for(page, "window.fakeYouTube && fakeYouTube.calls.some(c => c[0] === 'playVideo')")
+    assert abs(page.evaluate("fakeYouTube.getCurrentTime()") - by_tag["pricing"].start) < 0.5
+    (ARTIFACTS / "workspace-tag.png").write_bytes(page.screenshot())
+    page.close()
+
+
+def test_a_tag_renamed_on_the_board_changes_every_interview(browser, workspace, folder):
+    page = browser.open(f"{workspace.url}#/interview/falcon-test-call")
+    wait_for(page, "window.igot && igot.ready()")
+    first = spoken(folder, "falcon-test-call")[0]
+    drag_select(page, f'.phrase[data-i="{first}"] .w >> nth=0', f'.phrase[data-i="{first}"] .w >> nth=-1')
+    highlight(page, "Pricing")  # the same tag, typed another way
+    page.goto(f"{workspace.url}#/tags")
+    assert page.locator('tr[data-tag="pricing"] .interviews').text_content() == "2"
+    page.locator('tr[data-tag="pricing"] button.rename').click()
+    page.locator(".rename-form input").fill("price")
+    with page.expect_response(lambda r: r.url.endswith("/api/tags/rename")) as answer:
+        page.locator(".rename-form button[type=submit]").click()
+    assert answer.value.status == 200
+    page.locator('tr[data-tag="price"]').wait_for()
+    assert page.locator('tr[data-tag="pricing"]').count() == 0
+    for stem in ("radio-phone-in", "falcon-test-call"):
+        tags = [t for h in Transcript.load(folder / f"{stem}.json").highlights for t in h.tags]
+        assert "price" in tags and not {"pricing", "Pricing"} & set(tags)
+        assert "### price (1)" in (folder / f"{stem}.md").read_text()
+    page.close()
+
+
+def test_two_tabs_one_stale_lose_nothing(browser, workspace, folder):
+    stem = "entrevista-alinhamento"
+    one, two = open_interview(browser, workspace, stem), open_interview(browser, workspace, stem)
+    ids = spoken(folder, stem)
+    drag_select(one, f'.phrase[data-i="{ids[0]}"] .w >> nth=0', f'.phrase[data-i="{ids[0]}"] .w >> nth=1')
+    highlight(one, "first tab")
+    before = files_of(folder)
+    # The second tab still has the version before: its save is refused, nothing is overwritten.
+    drag_select(two, f'.phrase[data-i="{ids[-1]}"] .w >> nth=-2', f'.phrase[data-i="{ids[-1]}"] .w >> nth=-1')
+    two.locator(".popover.offer").click()
+    two.locator(".form-pop .tag-input").fill("second tab")
+    two.keyboard.press("Enter")
+    with two.expect_response(lambda r: "/highlights" in r.url) as answer:
+        two.locator(".form-pop button[type=submit]").click()
+    assert answer.value.status == 409
+    wait_for(two, "document.querySelector('.form-error').textContent.includes('Reload')")
+    assert files_of(folder) == before
+    assert [h.tags for h in Transcript.load(folder / f"{stem}.json").highlights] == [["first tab"]]
+    # What was typed is still there: reload and save it on the new version.
+    with two.expect_response(lambda r: "/highlights" in r.url and r.request.method == "POST") as answer:
+        two.get_by_role("button", name="Reload and save again").click()
+    assert answer.value.status == 201
+    assert sorted(h.tags[0] for h in Transcript.load(folder / f"{stem}.json").highlights) == ["first tab", "second tab"]
+    wait_for(two, "document.querySelectorAll('.hl-item').length === 2")
+    one.close()
+    two.close()
+
+
+# --- the door, as an attacker's page meets it -----------------------------------------------------------
+def test_a_page_from_another_origin_can_neither_read_nor_change_the_library(browser, workspace, folder, tmp_path):
+    from tests.webserver import serve
+
+    (tmp_path / "evil.html").write_text("<!doctype html><title>evil</title><p>hello</p>")
+    before = files_of(folder)
+    with serve(tmp_path) as evil:
+        page = browser.open(f"{evil}/evil.html")
+        target = workspace.url
+        results = page.evaluate("""async (target) => {
+          const out = {};
+          try { const r = await fetch(target + 'api/library'); out.read = r.status; }
+          catch (e) { out.read = 'blocked'; }
+          // A "simple" request, which the browser sends without asking first: text/plain, no-cors.
+          const body = JSON.stringify({version: 'x', start: 0, end: 3, tags: ['evil']});
+          const sent = await fetch(target + 'api/interviews/radio-phone-in/highlights',
+                                   {method: 'POST', mode: 'no-cors', body, headers: {'Content-Type': 'text/plain'}});
+          out.sent = sent.type;
+          await fetch(target + 'api/tags/rename', {method: 'POST', mode: 'no-cors', body: JSON.stringify({old: 'price', new: 'evil'}),
+                                                   headers: {'Content-Type': 'text/plain'}});
+          // A form posted at the workspace.
+          const frame = document.createElement('iframe'); frame.name = 'sink'; document.body.appendChild(frame);
+          const form = document.createElement('form');
+          form.method = 'POST'; form.action = target + 'api/tags/rename'; form.target = 'sink';
+          form.enctype = 'text/plain';
+          const field = document.createElement('input'); field.name = '{"old":"price","new":"evil","x":"'; field.value = '"}';
+          form.appendChild(field); document.body.appendChild(form); form.submit();
+          await new Promise(r => setTimeout(r, 800));
+          return out;
+        }""", target)
+        assert results["read"] == "blocked"  # no CORS: the browser gives the page nothing
+        page.close()
+    assert files_of(folder) == before
+    # What the server answered to those requests: refused, one line.
+    page = browser.open(f"{workspace.url}#/")
+    answer = page.evaluate("""async () => { const r = await fetch('api/library', {headers: {}}); return r.status; }""")
+    assert answer == 200
+    page.close()
+
+
+def test_parent_paths_are_not_served_in_the_browser(browser, workspace):
+    page = browser.context.new_page()
+    for path in ("files/%2e%2e/secret.txt", "files/..%2fsecret.txt", "files/%2e%2e%2fsecret.txt"):
+        response = page.goto(workspace.url + path)
+        assert response.status == 404 and "not yours" not in page.content(), path
+    page.close()
+
+
+def test_search_finds_what_igot_search_finds_and_a_hit_is_highlighted_where_it_stands(browser, workspace, folder):
+    from igot.outputs import library
+
+    interviews = library.load_interviews(folder)
+    word = next(w for p in phrases(folder, "radio-phone-in") for w in library.normalize(p.text).split() if len(w) >= 5)
+    want = library.search(interviews, word)
+    page = browser.open(workspace.url)
+    page.locator("#q").fill(word)
+    page.keyboard.press("Enter")
+    page.locator(".hit").first.wait_for()
+    assert page.locator(".hit").count() == len(want)
+    assert [t.strip() for t in page.locator(".hit .text").all_text_contents()] == [h.text for h in want]
+    # Kept to one interview, then a hit highlighted from the list.
+    page.locator("select[name=interview]").select_option("radio-phone-in")
+    wait_for(page, f"document.querySelectorAll('.hit').length === {len([h for h in want if h.interview == 'Radio phone-in'])}")
+    before = len(Transcript.load(folder / "radio-phone-in.json").highlights or [])
+    page.locator(".hit button.highlight-hit").first.click()
+    page.locator(".form-pop .tag-input").fill("from search")
+    page.keyboard.press("Enter")
+    with page.expect_response(lambda r: "/highlights" in r.url and r.request.method == "POST") as answer:
+        page.locator(".form-pop button[type=submit]").click()
+    assert answer.value.status == 201
+    saved = Transcript.load(folder / "radio-phone-in.json").highlights
+    first = next(h for h in want if h.interview == "Radio phone-in")
+    assert len(saved) == before + 1 and any(h.tags == ["from search"] and h.quote == first.text for h in saved)
+    page.locator(".hit button.play").first.click()
+    wait_for(page, "window.fakeYouTube && fakeYouTube.calls.some(c => c[0] === 'playVideo')")
+    page.close()
