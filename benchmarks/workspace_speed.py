@@ -60,7 +60,7 @@ def interview(seed: int, hours: float) -> Transcript:
 def make_library(folder: Path, count: int) -> str:
     """`count` interviews in `folder`, the first an hour long; returns the hour's stem."""
     for i in range(count):
-        store.save(interview(i, 1.0 if i == 0 else 1 / 6), folder, f"interview-{i:03d}", drive=False, voices=False)
+        store.save(interview(i, 1.0 if i == 0 else 1 / 6), folder, f"interview-{i:03d}", drive=False)
     return "interview-000"
 
 

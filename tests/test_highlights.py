@@ -135,14 +135,14 @@ def test_markdown_marks_the_highlighted_words_and_lists_them_by_tag():
 
 def test_save_keeps_the_highlights_a_rerun_never_made(tmp_path):
     t = with_two_highlights()
-    store.save(t, tmp_path, "joana", drive=False, voices=False)
+    store.save(t, tmp_path, "joana", drive=False)
     rerun = replace(interview(), highlights=None)  # a run knows nothing of highlights
-    saved = store.save(rerun, tmp_path, "joana", drive=False, voices=False)
+    saved = store.save(rerun, tmp_path, "joana", drive=False)
     assert saved.transcript.highlights == t.highlights
     assert Transcript.load(tmp_path / "joana.json").highlights == t.highlights
     assert "<mark class=\"hl\"" in (tmp_path / "joana.html").read_text()
     # Every highlight deleted: [] is kept as it is.
-    store.save(replace(t, highlights=[]), tmp_path, "joana", drive=False, voices=False)
+    store.save(replace(t, highlights=[]), tmp_path, "joana", drive=False)
     assert Transcript.load(tmp_path / "joana.json").highlights == []
 
 

@@ -46,12 +46,12 @@ def folder(tmp_path) -> Path:
     one Portuguese with its recording outside; plus a damaged file and one from a newer iGot."""
     out = tmp_path / "library"
     out.mkdir()
-    store.save(interview(), out, "joana", drive=False, voices=False)
+    store.save(interview(), out, "joana", drive=False)
     local = replace(interview(), source=Source("Interview with Bruno", None, str(tone(out / "bruno.wav")), "file"))
-    store.save(local, out, "bruno", drive=False, voices=False)
+    store.save(local, out, "bruno", drive=False)
     outside = tone(tmp_path / "carla.wav")
     pt = replace(interview(), language="pt", source=Source("Entrevista com Carla", None, str(outside), "file"))
-    store.save(pt, out, "carla", drive=False, voices=False)
+    store.save(pt, out, "carla", drive=False)
     (out / "broken.json").write_text('{"source": {"title": "x"}, "phrases": [', encoding="utf-8")
     newer = json.loads(interview().to_json())
     newer["schema_version"] = 99

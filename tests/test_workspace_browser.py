@@ -49,7 +49,7 @@ def folder(devdata, models, tmp_path_factory) -> Path:
     for path, options in runs:
         run(str(path), out, options, models=models, log=lambda m: None)
     falcon = Transcript.load(out / "falcon-test-call.json")
-    store.save(replace(falcon, source=Source("Vimeo copy", VIMEO, None, "vimeo")), out, "vimeo-copy", drive=False, voices=False)
+    store.save(replace(falcon, source=Source("Vimeo copy", VIMEO, None, "vimeo")), out, "vimeo-copy", drive=False)
     (out.parent / "secret.txt").write_text("not yours")
     return out
 
