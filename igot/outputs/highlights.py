@@ -13,6 +13,8 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Iterable, Optional, Sequence
 
+import numpy as np
+
 from igot.errors import IgotError
 from igot.outputs.spans import Span, phrase_spans
 from igot.text import clean_text
@@ -113,10 +115,9 @@ def marked(t: Transcript, words: Optional[list[tuple[str, list[Span]]]] = None) 
     if not highlights:
         return {}
     out: dict[int, list[tuple[int, int, list[Highlight]]]] = {}
-    for i, p in enumerate(t.phrases):
-        near = [h for h in highlights if h.start <= p.end + 1e-3 and h.end >= p.start - 1e-3]
-        if not near:
-            continue  # the words of a phrase no highlight touches are never looked at (an hour has ~1,500)
+    for i, near in touching(t, highlights).items():
+        # Only the phrases a highlight touches are looked at (an hour has ~1,500).
+        p = t.phrases[i]
         text = clean_text(p.text)
         text, spans = words[i] if words is not None else (text, phrase_spans(p, text) if text else [])
         runs: list[tuple[int, int, list[Highlight]]] = []
@@ -131,6 +132,18 @@ def marked(t: Transcript, words: Optional[list[tuple[str, list[Span]]]] = None) 
         if runs:
             out[i] = runs
     return out
+
+
+def touching(t: Transcript, highlights: Sequence[Highlight]) -> dict[int, list[Highlight]]:
+    """{phrase index: the highlights whose time touches that phrase, in their order}, phrases in
+    order; one array comparison per highlight, not one per phrase and highlight."""
+    starts = np.fromiter((p.start for p in t.phrases), float, len(t.phrases))
+    ends = np.fromiter((p.end for p in t.phrases), float, len(t.phrases))
+    found: dict[int, list[Highlight]] = {}
+    for h in highlights:
+        for i in np.flatnonzero((starts <= h.end + 1e-3) & (ends >= h.start - 1e-3)):
+            found.setdefault(int(i), []).append(h)
+    return dict(sorted(found.items()))
 
 
 def pieces(text: str, runs: Sequence[tuple[int, int, list[Highlight]]]) -> list[tuple[str, list[Highlight]]]:

@@ -50,7 +50,7 @@ class Saved:
 def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive_folder: Optional[str] = None,
          doc_name: Optional[str] = None, drive: bool = True, client_secrets: Optional[Path] = None,
          service: Any = None, log: Callable[[str], None] = lambda message: None,
-         remembered: Optional[voices_module.Voices] = None) -> Saved:
+         remembered: Optional[voices_module.Voices] = None, replaces: Optional[Transcript] = None) -> Saved:
     """Write the transcript's files and the library page, and bring its Drive copy up to date.
 
     `drive_folder`: make the interview's Google Doc there (or update the one it has there).
@@ -59,11 +59,13 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
     `service`: a Drive client (else one is made with the user's sign-in, `client_secrets`).
     `remembered`: the library's voices after this change, as the naming made them
     (igot.speakers.voices.after_naming), written to OUT/.igot/voices.json and its copy in the Drive
-    folder; None leaves the remembered voices as they are. Saving only writes: it runs no model."""
+    folder; None leaves the remembered voices as they are. `replaces`: what the interview's JSON
+    holds now, when the caller has just read it (the workspace: an hour's JSON takes ~0.1 s to
+    read again). Saving only writes: it runs no model."""
     folder = Path(folder)
     stem = stem or export.slugify(t.source.title)
     paths = export.export_paths(folder, stem, export.FORMATS)
-    before = _readable(paths["json"])
+    before = replaces if replaces is not None else _readable(paths["json"])
     t = _carried_over(t, before, paths["json"])
     where = None
     if drive and (drive_folder or isinstance(t.info.get("drive"), dict)):
@@ -77,10 +79,12 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
             raise DriveUnchanged.of(err, asked=bool(drive_folder)) from None
         t = where.recorded(t)
     try:
-        texts = {paths[fmt]: text for fmt, text in export.render_exports(t).items()}
-        # The library page shows no highlight: a change of highlights alone leaves it as it is
-        # (rebuilding it reads every interview: ~0.8 s with 200).
-        if before is None or replace(before, highlights=None) != replace(t, highlights=None) or not (folder / library.INDEX).is_file():
+        # A change of highlights alone writes only the files that show them: the subtitles stay as
+        # they are, and so does the library page (rebuilding it reads every interview: ~0.8 s with 200).
+        marks_only = before is not None and replace(before, highlights=None) == replace(t, highlights=None)
+        formats = [f for f in export.FORMATS if not marks_only or f in export.SHOW_HIGHLIGHTS or not paths[f].is_file()]
+        texts = {paths[fmt]: text for fmt, text in export.render_exports(t, formats).items()}
+        if not marks_only or not (folder / library.INDEX).is_file():
             texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t})
         with export.staged(texts):
             if where is not None:

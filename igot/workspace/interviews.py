@@ -154,7 +154,7 @@ class Library:
                 raise Stale(f"Interview '{now.transcript.source.title}' changed since this page read it "
                             "(in another tab or window?): nothing was changed.", RELOAD)
             try:
-                saved = store.save(make(now.transcript), self.folder, stem, drive=False)
+                saved = store.save(make(now.transcript), self.folder, stem, drive=False, replaces=now.transcript)
                 return self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
             except OSError as err:
                 raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",
@@ -170,7 +170,7 @@ class Library:
                 now = self.open(iv.path.stem)
                 renamed = highlights.tags_renamed(now.transcript, old, new)
                 if renamed is not None:
-                    store.save(renamed, self.folder, iv.path.stem, drive=False)
+                    store.save(renamed, self.folder, iv.path.stem, drive=False, replaces=now.transcript)
                     changed.append(iv.path.stem)
         return changed
 
