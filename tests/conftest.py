@@ -67,3 +67,17 @@ def conversation(tmp_path_factory):
     wav = tmp_path_factory.mktemp("conversation") / "interview.wav"
     words = synth_conversation(ENGLISH_INTERVIEW, wav, voices=ENGLISH_VOICES)
     return wav, words
+
+
+# The fast loop, `pytest -m "not slow"`: a test that runs a real model (the session's models, a
+# synthesized interview, an LLM), a notebook kernel or a browser page is marked slow here, by what
+# it uses; a slow test that uses none of these says so itself (@pytest.mark.slow).
+SLOW_FIXTURES = {"models", "conversation", "smol", "gemma", "punctuator", "tiny_nemo", "minilm_index",
+                 "english_voices", "portuguese_voices", "archive"}
+SLOW_MODULES = {"tests.test_notebook", "tests.test_workspace_browser", "tests.test_openai_whisper", "tests.test_sherpa"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES & set(item.fixturenames) or item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -158,6 +158,7 @@ def test_missing_cookies_file(out, server, capsys):
     assert_one_clear_line(err, "cookies")
 
 
+@pytest.mark.slow
 def test_google_doc_without_client_file_keeps_local_files(devdata, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))  # no cached sign-in, no client file
     code = main(["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
@@ -198,6 +199,7 @@ def test_output_folder_that_cannot_be_made(devdata, tmp_path, capsys):
         assert "unexpected" not in err
 
 
+@pytest.mark.slow
 def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_changes_nothing(devdata, tmp_path, capsys, monkeypatch):
     """The interview's Google Doc is kept in step with its files: a run that cannot reach it
     changes neither, and says how to change the files alone."""
@@ -235,6 +237,7 @@ def test_more_speakers_than_the_recording_can_hold_is_refused_before_the_work(de
     assert not list(folder.glob("*.json")) and not list(folder.glob(".igot/*/transcription.json"))
 
 
+@pytest.mark.slow
 def test_a_gdoc_run_uploads_each_file_once(devdata, tmp_path, capsys, monkeypatch):
     """`igot run --gdoc FOLDER` is one save: the Doc, the Sheet and the kept JSON are each uploaded
     once (the recorded exchanges hold one reply each, so a second upload would find none), and
@@ -270,6 +273,7 @@ print("exit", code, "torch" in sys.modules, "senko" in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_rename_loads_no_model_and_remembers_the_voice(devdata, tmp_path, capsys):
     """Naming a speaker after the run remembers their voice from the windows the run kept: no
     speaker model (nor torch) is loaded to save a name."""

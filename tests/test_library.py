@@ -34,7 +34,7 @@ def archive(devdata, models, tmp_path_factory) -> Path:
     """Three interviews in one output folder, as three `igot run`s leave it: a four-speaker radio
     phone-in with a video link and names, three speakers from a local file, and Portuguese."""
     out = tmp_path_factory.mktemp("archive")
-    common = dict(align=False, punctuate=False, summary=False, progress=False)
+    common = dict(align=False, punctuate=False, summary=False, progress=False, voices=False)
     runs = [
         (devdata / "pyaudioanalysis/diarizationExample.flac",
          RunOptions(name="Radio phone-in", model="bundled:tiny.en", language="en", speakers=4, video_url=DEMO_VIDEO_URL,
@@ -372,6 +372,7 @@ def type_slowly(tab, text: str) -> None:
     time.sleep(0.3)
 
 
+@pytest.mark.slow
 def test_the_search_is_in_the_address_for_bookmarks_links_and_the_back_button(tmp_path):
     from igot_dev.browser import Browser
 

@@ -12,6 +12,8 @@ import unicodedata
 from pathlib import Path
 from urllib.parse import quote_plus
 
+import pytest
+
 from igot.outputs.export import slugify
 from igot.outputs.library import write_library
 from igot.transcript import Phrase, Source, Speaker, Transcript
@@ -124,6 +126,7 @@ def holds(query: str, text: str, speaker: str) -> bool:
 SHOW_ALL = "(() => { const more = document.getElementById('more'); while (!more.hidden) more.click(); })()"
 
 
+@pytest.mark.slow
 def test_page_hits_hold_every_term_and_equal_igot_search(tmp_path):
     from igot_dev.browser import Browser
 

@@ -47,6 +47,7 @@ def igot_offline(recording: Path, tmp_path: Path, cache: Path) -> tuple[subproce
     return done, saved
 
 
+@pytest.mark.slow
 def test_offline_run_skips_default_hub_models_at_once(devdata, tmp_path):
     recording = devdata / "ami_meetings/trn00.flac"  # a 30 s meeting
     done, saved = igot_offline(recording, tmp_path, cache=tmp_path / "empty-cache")
@@ -73,6 +74,7 @@ def cache_as_downloaded(cache: Path, repo_id: str, save) -> None:
     (repo / "refs" / "main").write_text(revision)
 
 
+@pytest.mark.slow
 def test_offline_run_uses_default_models_in_the_local_cache(devdata, tmp_path):
     cache = tmp_path / "hub-cache"
     cache_as_downloaded(cache, "facebook/wav2vec2-base-960h", save_tiny_wav2vec2)
@@ -89,7 +91,7 @@ def test_offline_run_uses_default_models_in_the_local_cache(devdata, tmp_path):
 
 def test_a_model_the_user_named_is_an_error_at_once_offline(conversation, models, tmp_path):
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", align_model="someone/never-downloaded", progress=False)
+    options = RunOptions(model="bundled:tiny.en", language="en", align_model="someone/never-downloaded", progress=False, voices=False)
     with pytest.raises(IgotError) as caught:
         run(str(wav), tmp_path, options, models=models, log=lambda m: None)
     assert "someone/never-downloaded" in caught.value.problem and "not on this computer" in caught.value.problem

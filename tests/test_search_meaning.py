@@ -239,7 +239,7 @@ def test_the_run_embeds_the_phrases_and_a_second_run_reuses_them(devdata, models
 
     out = tmp_path / "out"
     options = RunOptions(name="JFK", model="bundled:tiny.en", language="en", speakers=1, align=False, punctuate=False,
-                         summary=False, embedding_model=minilm_path(), progress=False)
+                         summary=False, embedding_model=minilm_path(), progress=False, voices=False)
     said: list[str] = []
     result = run(str(devdata / "openai_whisper/jfk.flac"), out, options, models=models, log=said.append)
     kept = embed.load_embeddings(result.files["json"])

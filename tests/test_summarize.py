@@ -451,6 +451,7 @@ def test_our_decode_loop_writes_generates_greedy_tokens_past_the_sliding_window(
     assert ours == reference and ours[0] != ours[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny_gemma", "smol"])
 def test_summary_progress_moves_token_by_token_and_ends_full(model: str, request, capsys):
     """On a CPU one generate call can take minutes: the bar counts tokens written (ours for Gemma,

@@ -82,6 +82,7 @@ def test_language_is_detected(model, devdata, wav16k):
     assert f"<|{t.language}|>" in model.model.generation_config.lang_to_id
 
 
+@pytest.mark.slow
 def test_windows_are_batched_and_timed_in_the_recording(model, long_wav):
     """75 s without VAD: three windows, cut at quiet moments, decoded in two batches; each
     window's words are the words of that window transcribed alone, moved by its start."""
