@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
+from igot.outputs import highlights
 from igot.outputs.library import Hit, Interview
 from igot.search import meaning
 from igot.search.embed import Embedder
@@ -69,9 +70,17 @@ class Answer:
 
 def find_phrases(interviews: list[Interview], question: str, embedder: Optional[Embedder],
                  index: Optional[meaning.MeaningIndex], speaker: str = "", interview: str = "",
-                 limit: int = ASK_LIMIT) -> list[Hit]:
-    """The phrases that answer the question, by words and by meaning together, the best `limit`."""
-    return meaning.search(interviews, question, embedder, index, speaker=speaker, interview=interview, limit=limit)[:limit]
+                 limit: int = ASK_LIMIT, only: Optional[meaning.Only] = None) -> list[Hit]:
+    """The phrases that answer the question, by words and by meaning together, the best `limit`
+    (`only`: among those phrases, e.g. a tag's highlights)."""
+    return meaning.search(interviews, question, embedder, index, speaker=speaker, interview=interview, limit=limit,
+                          only=only)[:limit]
+
+
+def tag_phrases(interviews: list[Interview], tag: str) -> meaning.Only:
+    """The phrases inside the highlights with `tag` (any case), interview by interview (see meaning.Only)."""
+    found = {iv.path: highlights.tagged_phrases(iv.transcript, tag) for iv in interviews}
+    return {path: phrases for path, phrases in found.items() if phrases}
 
 
 def render_phrases(phrases: Sequence[Hit]) -> str:
