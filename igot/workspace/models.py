@@ -42,21 +42,23 @@ def indexed_model(interviews: Sequence[Interview]) -> Optional[str]:
 class Models:
     """The workspace's models for one library folder. `embedding_model`: hub id or folder (None:
     the one the library was indexed with, else iGot's default); `llm_model`: the LLM that writes
-    Ask's answers (None: iGot's default for the device); `use_llm` False: phrases alone."""
+    Ask's answers (None: iGot's default for the device); `use_llm` False: phrases alone;
+    `answer_tokens`: the longest answer, in tokens; `llm`: one already loaded (the notebook's)."""
 
     def __init__(self, folder: Path, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
-                 use_llm: bool = True, device: str = "cpu") -> None:
+                 use_llm: bool = True, device: str = "cpu", answer_tokens: int = ask.MAX_NEW_TOKENS, llm: Any = None) -> None:
         self.folder = Path(folder)
         self.embedding_model = embedding_model
         self.llm_model = llm_model
         self.use_llm = use_llm
         self.device = device
+        self.answer_tokens = answer_tokens  # the longest answer written, in tokens
         self._lock = threading.Lock()  # one load, one query at a time (the models are not shared safely)
         self._llm_lock = threading.Lock()  # one answer written at a time: it holds the CPU for seconds
         self._embedder: dict[str, Optional[Embedder]] = {}  # by model name; None: tried, and said why
         self._embedder_line: dict[str, str] = {}
         self._index: Optional[tuple[Any, tuple, MeaningIndex]] = None  # (interviews, embeddings' stamp, index)
-        self._llm: Optional[tuple[Any, str]] = None  # (LLM or None, the line said when none)
+        self._llm: Optional[tuple[Any, str]] = (llm, "") if llm is not None else None  # (LLM or None, the line said when none)
         self._quote_vectors: dict[tuple[str, str], np.ndarray] = {}
 
     # --- search by meaning ----------------------------------------------------------------------
@@ -152,4 +154,4 @@ class Models:
         if model is None:
             return ask.Answer(question, phrases), line
         with self._llm_lock:
-            return ask.answer(question, phrases, interviews, model), ""
+            return ask.answer(question, phrases, interviews, model, self.answer_tokens), ""

@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from igot.errors import IgotError, install_hint
 from igot.outputs import highlights
+from igot.search import ask
 from igot.workspace import clips
 from igot.workspace import tags as tags_module
 from igot.workspace import views
@@ -333,12 +334,14 @@ def _server(lib: Library, sock: socket.socket, origins: Sequence[str], frame_anc
 
 def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_ancestors: Sequence[str] = (),
           sock: Optional[socket.socket] = None, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
-          use_llm: bool = True) -> Running:
-    """Serve the library in `folder` from a thread; returns once it answers."""
+          use_llm: bool = True, answer_tokens: Optional[int] = None, llm: Any = None) -> Running:
+    """Serve the library in `folder` from a thread; returns once it answers. `llm`: an LLM already
+    loaded, for Ask's answers (else `llm_model` is loaded when first asked)."""
     lib = Library(folder)
     sock = sock or bind(port)
     port = sock.getsockname()[1]
-    server = _server(lib, sock, origins, frame_ancestors, Models(lib.folder, embedding_model, llm_model, use_llm))
+    server = _server(lib, sock, origins, frame_ancestors, Models(lib.folder, embedding_model, llm_model, use_llm, "cpu",
+                                                                   answer_tokens or ask.MAX_NEW_TOKENS, llm))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="igot-workspace")
     thread.start()
     while not server.started and thread.is_alive():

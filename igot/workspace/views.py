@@ -4,6 +4,7 @@ interview with its player, a tag's quotes, search hits. Made from the library al
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Optional, Sequence
 from urllib.parse import quote
 
@@ -153,7 +154,8 @@ def answer_view(interviews: Sequence[Interview], a: Answer, line: str) -> dict:
     """Ask's answer: each point with its checked moments, quotes nobody said marked as such;
     `line`: why there is no written answer, when there is none."""
     pages = by_page(interviews)
-    return {"question": a.question, "model": a.model, "line": line, "phrases": hits_view(interviews, a.phrases),
+    model = Path(a.model).name if a.model and Path(a.model).suffix == ".gguf" else a.model  # a file: its name, not where it is
+    return {"question": a.question, "model": model, "line": line, "phrases": hits_view(interviews, a.phrases),
             "points": [{"text": p.text, "citations": [moment_view(pages, c) for c in p.citations],
                         "unverified": p.unverified_quotes, "removed": p.removed} for p in a.points],
             **colours()}
