@@ -208,6 +208,28 @@ def test_igot_ask_without_an_llm_gives_the_phrases_alone(minilm_index):
     assert all("Onboarding — Ana" in line for line in out.splitlines()[1:] if line.startswith("["))
 
 
+def test_igot_ask_with_a_tag_keeps_to_the_phrases_inside_its_highlights(minilm_index, tmp_path):
+    import shutil
+
+    from igot.outputs import highlights
+
+    out = tmp_path / "tagged"
+    shutil.copytree(minilm_index, out)
+    path = out / "payments-bruno.json"
+    t = Transcript.load(path)
+    for i in (2, 7):  # "and honestly it took me a while to find the statement", "the pay button is kind of hidden…"
+        t = highlights.with_highlight(t, highlights.new_highlight(t, t.phrases[i].start, t.phrases[i].end, ["Findability"]))
+    t.save(path)
+    code, out_text, err = cli("ask", "what was hard to find?", "--out", str(out), "--embedding-model", minilm_path(),
+                              "--no-llm", "--tag", "findability")
+    assert code == 0, err
+    found = [line for line in out_text.splitlines() if line.startswith("[")]
+    assert len(found) == 2 and EN[2] in found[0] + found[1] and EN[7] in found[0] + found[1]
+    assert all("Payments — Bruno" in line for line in found)
+    code, _, err = cli("ask", "what was hard to find?", "--out", str(out), "--no-llm", "--tag", "nothing")
+    assert code == 2 and "No highlight" in err and "igot tags" in err
+
+
 # --- themes -----------------------------------------------------------------------------------------
 def test_themes_hold_every_highlight_once_and_count_interviews_and_people():
     highlights = [

@@ -372,6 +372,8 @@ def test_search_finds_what_igot_search_finds_and_a_hit_is_highlighted_where_it_s
     page.locator(".hit").first.wait_for()
     assert page.locator(".hit").count() == len(want)
     assert [t.strip() for t in page.locator(".hit .text").all_text_contents()] == [h.text for h in want]
+    # No meaning index here: found by words, and one line says what meaning search needs.
+    assert "igot index" in page.locator(".meaning-line").text_content() and page.locator(".meaning-line").is_visible()
     # Kept to one interview, then a hit highlighted from the list.
     page.locator("select[name=interview]").select_option("radio-phone-in")
     wait_for(page, f"document.querySelectorAll('.hit').length === {len([h for h in want if h.interview == 'Radio phone-in'])}")

@@ -119,6 +119,8 @@ class Models:
         embedder, index, line = self.meaning_parts(interviews)
         if embedder is None:
             return None, line
+        if not texts:
+            return np.zeros((0, embedder.dimension), np.float32), ""
         with self._lock:
             todo = list(dict.fromkeys(t for t in texts if (embedder.name, t) not in self._quote_vectors))
             if todo:

@@ -59,6 +59,7 @@ class Column:
     cards: list[Card] = field(default_factory=list)
     interviews: int = 0
     people: int = 0
+    tag: Optional[str] = None  # the tag it stands for, on a board grouped by tag
 
 
 @dataclass
@@ -129,25 +130,27 @@ class Themes:
         found = cards(interviews, tag)
         by_key = {c.key: c for c in found}
         kept = boards.get(scope(tag), {}).get("themes", []) if isinstance(boards.get(scope(tag)), dict) else []
-        groups: list[tuple[str, list[Card]]] = []
+        groups: list[Group] = []
         placed: set[str] = set()
         for theme in kept if isinstance(kept, list) else []:
-            members = [by_key[k] for k in theme.get("highlights", []) if isinstance(k, str) and k in by_key and k not in placed]
-            if members and isinstance(theme.get("id"), str):
-                groups.append((theme["id"], members))
+            if not isinstance(theme, dict) or not isinstance(theme.get("id"), str) or not isinstance(theme.get("highlights"), list):
+                continue
+            members = [by_key[k] for k in theme["highlights"] if isinstance(k, str) and k in by_key and k not in placed]
+            if members:
+                groups.append(Group(theme["id"], members, theme.get("tag") if isinstance(theme.get("tag"), str) else None))
                 placed.update(c.key for c in members)
         rest = [c for c in found if c.key not in placed]
         found_vectors, why = vectors([c.quote for c in rest]) if rest else (None, "")
         if rest and found_vectors is not None:
             quotes = [grouping.Quote(c.quote, c.interview, c.speaker, c) for c in rest]
-            new = [[q.ref for q in t.quotes] for t in grouping.group_themes(quotes, found_vectors)]
+            groups += [Group(theme_id([q.ref.key for q in t.quotes]), [q.ref for q in t.quotes])
+                       for t in grouping.group_themes(quotes, found_vectors)]
         else:
-            new = by_first_tag(rest)
-        groups += [(theme_id([c.key for c in members]), members) for members in new]
+            groups += by_first_tag(rest)
         columns = named(groups)
         digest = hashlib.sha256(data + "\n".join([model, tag, *sorted(by_key)]).encode()).hexdigest()[:16]
         line = damaged or (BY_TAG_LINE.format(why=why) if rest and found_vectors is None and why else "")
-        return Board(tag, digest, columns, not (rest and found_vectors is None), line)
+        return Board(tag, digest, columns, all(col.tag is None for col in columns), line)
 
     def move(self, interviews: Sequence[Interview], tag: str, version: object, key: object, to: object,
              vectors: Callable[[list[str]], tuple[Optional[np.ndarray], str]], model: str = "") -> Board:
@@ -169,7 +172,8 @@ class Themes:
                 raise NotFound(f"No highlight {key!r} on this board.", RELOAD)
             if to != NEW_THEME and all(col.id != to for col in now.themes):
                 raise NotFound(f"No theme {to!r} on this board.", RELOAD)
-            arranged = [{"id": col.id, "highlights": [c.key for c in col.cards if c.key != key]} for col in now.themes]
+            arranged = [{"id": col.id, "highlights": [c.key for c in col.cards if c.key != key],
+                         **({"tag": col.tag} if col.tag is not None else {})} for col in now.themes]
             if to == NEW_THEME:
                 arranged.append({"id": "t-" + uuid.uuid4().hex[:10], "highlights": [key]})
             else:
@@ -182,20 +186,32 @@ class Themes:
             return self._draw(interviews, tag, vectors, model, text.encode(), boards, "")
 
 
-def by_first_tag(found: Sequence[Card]) -> list[list[Card]]:
-    """Without a model: one group per first tag (untagged last), each highlight once."""
+@dataclass
+class Group:
+    """A theme before it is named: its id, its highlights, and the tag it stands for when the
+    board is grouped by tag (then that is its name)."""
+
+    id: str
+    cards: list[Card]
+    tag: Optional[str] = None
+
+
+def by_first_tag(found: Sequence[Card]) -> list[Group]:
+    """Without a model: one theme per first tag (untagged last), each highlight once."""
     groups: dict[str, list[Card]] = {}
     for c in found:
         groups.setdefault(highlights.tag_key(c.tags[0]) if c.tags else "", []).append(c)
-    return [groups[k] for k in sorted(groups, key=lambda k: (k == "", k))]
+    return [Group(theme_id([c.key for c in groups[k]]), groups[k], groups[k][0].tags[0] if k else highlights.UNTAGGED)
+            for k in sorted(groups, key=lambda k: (k == "", k))]
 
 
-def named(groups: Sequence[tuple[str, list[Card]]]) -> list[Column]:
-    """Each theme named by its most telling words (igot.search.themes), counted, biggest first."""
-    words = grouping.telling_words([[c.quote for c in members] for _, members in groups])
+def named(groups: Sequence[Group]) -> list[Column]:
+    """Each theme named by its tag, else by its most telling words (igot.search.themes), counted
+    (interviews, people), biggest first."""
+    words = grouping.telling_words([[c.quote for c in g.cards] for g in groups])
     columns = []
-    for (theme, members), name in zip(groups, words):
-        counted = grouping.Theme("", [grouping.Quote(c.quote, c.interview, c.speaker) for c in members])
-        columns.append(Column(theme, " · ".join(name) or members[0].quote[:40], list(members),
-                              counted.interviews, counted.people))
+    for g, name in zip(groups, words):
+        counted = grouping.Theme("", [grouping.Quote(c.quote, c.interview, c.speaker) for c in g.cards])
+        columns.append(Column(g.id, g.tag or " · ".join(name) or g.cards[0].quote[:40], list(g.cards),
+                              counted.interviews, counted.people, g.tag))
     return sorted(columns, key=lambda col: (-len(col.cards), -col.interviews, col.name))
