@@ -52,12 +52,13 @@ class MeaningIndex:
                 "(it downloads the model the first time).")
 
 
-def load_index(interviews: Iterable[Interview], model: str) -> MeaningIndex:
+def load_index(interviews: Iterable[Interview], model: str,
+               load: Callable[[Path], Optional[embed.PhraseEmbeddings]] = embed.load_embeddings) -> MeaningIndex:
     """The vectors kept for each interview (igot index, or the run), where they are of `model` and
-    of the phrases as they are now."""
+    of the phrases as they are now. `load`: how an interview's vectors are read (a server keeps them)."""
     kept, missing, blocks = [], [], []
     for iv in interviews:
-        e = embed.load_embeddings(iv.path)
+        e = load(iv.path)
         if e is None or not e.matches(iv.transcript, model):
             missing.append(iv)
             continue

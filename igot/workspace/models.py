@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -33,9 +33,9 @@ class Found:
     line: str
 
 
-def indexed_model(interviews: Sequence[Interview]) -> Optional[str]:
+def indexed_model(interviews: Sequence[Interview], load: Callable[[Path], Optional[embed.PhraseEmbeddings]] = embed.load_embeddings) -> Optional[str]:
     """The model most of the library's interviews were embedded with (`igot index` or the run)."""
-    models = Counter(e.model for iv in interviews if (e := embed.load_embeddings(iv.path)) is not None)
+    models = Counter(e.model for iv in interviews if (e := load(iv.path)) is not None)
     return models.most_common(1)[0][0] if models else None
 
 
@@ -60,10 +60,11 @@ class Models:
         self._index: Optional[tuple[Any, tuple, MeaningIndex]] = None  # (interviews, embeddings' stamp, index)
         self._llm: Optional[tuple[Any, str]] = (llm, "") if llm is not None else None  # (LLM or None, the line said when none)
         self._quote_vectors: dict[tuple[str, str], np.ndarray] = {}
+        self._vectors: dict[Path, tuple[tuple, Optional[embed.PhraseEmbeddings]]] = {}  # by file: (its time and size, vectors)
 
     # --- search by meaning ----------------------------------------------------------------------
     def model_name(self, interviews: Sequence[Interview]) -> str:
-        return self.embedding_model or indexed_model(interviews) or embed.DEFAULT_EMBEDDING_MODEL
+        return self.embedding_model or indexed_model(interviews, self._vectors_of) or embed.DEFAULT_EMBEDDING_MODEL
 
     def _stamp(self) -> tuple:
         folder = self.folder / embed.EMBEDDINGS_FOLDER
@@ -83,7 +84,7 @@ class Models:
                 # which model: read again only when the kept vectors changed (a highlight saved changes
                 # the interviews, not their vectors)
                 name = self._index[2].model if self._index is not None and self._index[1] == stamp else self.model_name(interviews)
-                self._index = (interviews, stamp, meaning.load_index(interviews, name))
+                self._index = (interviews, stamp, meaning.load_index(interviews, name, self._vectors_of))
             index = self._index[2]
             if not len(index.vectors):
                 return None, None, index.missing_line() if interviews else ""
@@ -91,6 +92,20 @@ class Models:
             if embedder is None:
                 return None, None, self._embedder_line[index.model]
             return embedder, index, index.missing_line()
+
+    def _vectors_of(self, interview_json: Path) -> Optional[embed.PhraseEmbeddings]:
+        """An interview's kept vectors, read again only when their file changed: a highlight saved
+        changes the interview's JSON, not its phrases (an hour's vectors take ~20 ms to read)."""
+        path = embed.embeddings_path(interview_json)
+        try:
+            st = path.stat()
+        except OSError:
+            self._vectors.pop(path, None)
+            return None
+        kept = self._vectors.get(path)
+        if kept is None or kept[0] != (st.st_mtime_ns, st.st_size):
+            kept = self._vectors[path] = ((st.st_mtime_ns, st.st_size), embed.load_embeddings_file(path))
+        return kept[1]
 
     def _load_embedder(self, name: str) -> Optional[Embedder]:
         if name not in self._embedder:
