@@ -133,6 +133,10 @@ class Models:
         """Unit vectors of highlight quotes (Themes), or None with the line of what they need."""
         embedder, index, line = self.meaning_parts(interviews)
         if embedder is None:
+            kept = self._index[2] if self._index is not None else None
+            if kept is not None and not len(kept.vectors):  # no index at all: say what makes one
+                flag = f" --embedding-model {kept.model}" if kept.model != embed.DEFAULT_EMBEDDING_MODEL else ""
+                line = f"No interview has a meaning index for {kept.model}: run igot index{flag} once (it downloads the model the first time)."
             return None, line
         if not texts:
             return np.zeros((0, embedder.dimension), np.float32), ""

@@ -206,11 +206,14 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         return JSONResponse(await run_in_threadpool(find))
 
     # --- ask: the phrases that answer a question, then the LLM's answer, checked ----------------
+    def asked(q: str, interview: str, speaker: str, tag: str):
+        interviews = lib.listing()[0]
+        return interviews, models.ask_phrases(interviews, _question(q), views.narrowed(interviews, interview, speaker, tag))
+
     @app.get("/api/ask")
     async def ask_phrases(q: str = "", interview: str = "", speaker: str = "", tag: str = "") -> Response:
         def find() -> dict:
-            interviews = lib.listing()[0]
-            found = models.ask_phrases(interviews, _question(q), views.narrowed(interviews, interview, speaker, tag))
+            interviews, found = asked(q, interview, speaker, tag)
             writes, why = models.llm_state()
             return {"question": q, "phrases": views.hits_view(interviews, found.hits), "meaning": found.meaning,
                     "line": found.line, "llm": writes and bool(found.hits), "llm_line": why, **views.colours()}
@@ -220,10 +223,8 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
     @app.get("/api/ask/answer")
     async def ask_answer(q: str = "", interview: str = "", speaker: str = "", tag: str = "") -> Response:
         def write() -> dict:
-            interviews = lib.listing()[0]
-            found = models.ask_phrases(interviews, _question(q), views.narrowed(interviews, interview, speaker, tag))
-            answer, line = models.answer(interviews, q, found.hits)
-            return views.answer_view(interviews, answer, line)
+            interviews, found = asked(q, interview, speaker, tag)
+            return views.answer_view(interviews, *models.answer(interviews, q, found.hits))
 
         return JSONResponse(await run_in_threadpool(write))
 

@@ -33,7 +33,7 @@ from igot.workspace.interviews import RELOAD, NotFound, Stale, WorkspaceError
 THEMES_FILE = Path(".igot") / "themes.json"
 STORE_VERSION = 1
 NEW_THEME = "new"  # where a move may send a highlight: a theme of its own
-BY_TAG_LINE = ("Themes are grouped by tag here: grouping by meaning needs the library's meaning index. {why}")
+BY_TAG_LINE = "Themes are grouped by tag here: grouping by meaning needs the library's meaning index and its model. {why}"
 
 
 @dataclass

@@ -77,6 +77,7 @@
     state.phraseEls = null;  // the transcript shown, if any, goes with the page
     state.order = null;
     state.shown = (state.shown || 0) + 1;  // answers that come after the user moved on are dropped
+    if (parts[0] !== "search") document.getElementById("q").value = "";
     document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active",
       (a.dataset.nav === "tags" && (parts[0] === "tags" || parts[0] === "tag")) || (a.dataset.nav === "library" && !parts.length)
       || a.dataset.nav === parts[0]));
