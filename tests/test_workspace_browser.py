@@ -553,10 +553,21 @@ def test_the_themes_board_holds_every_highlight_once_and_a_move_survives_a_reloa
     with page.expect_response(lambda r: r.url.endswith("/api/themes/move")) as answer:
         first.locator("[data-key]").first.locator(".move select").select_option(target)
     assert answer.value.status == 200
-    assert page.locator(f'.theme[data-theme="{target}"] [data-key="{key}"]').count() == 1
+    wait_for(page, f"document.querySelector('.theme[data-theme=\"{target}\"] [data-key=\"{key}\"]') !== null", timeout=5)
     page.reload()
     page.locator(".theme").first.wait_for()
     assert page.locator(f'.theme[data-theme="{target}"] [data-key="{key}"]').count() == 1  # kept
+    assert sorted(board_keys(page)) == library_highlights(meaning_folder)
+    # Dragged with the mouse onto another theme: moved too.
+    dragged = page.locator(f'.theme[data-theme="{target}"] [data-key="{key}"]')
+    onto = next(t for t in page.locator(".theme").evaluate_all("els => els.map(e => e.dataset.theme)") if t != target)
+    page.bring_to_front()  # the other tab was opened last: a tab behind it gets the mouse late
+    # The whole board in view: a page scrolled in the middle of a drag makes Chromium pick up what is under the mouse then.
+    page.set_viewport_size({"width": 1280, "height": max(900, page.evaluate("document.documentElement.scrollHeight") + 50)})
+    with page.expect_response(lambda r: r.url.endswith("/api/themes/move")) as answer:
+        dragged.drag_to(page.locator(f'.theme[data-theme="{onto}"] h2'))
+    assert answer.value.status == 200, answer.value.text()
+    wait_for(page, f"document.querySelector('.theme[data-theme=\"{onto}\"] [data-key=\"{key}\"]') !== null", timeout=5)
     assert sorted(board_keys(page)) == library_highlights(meaning_folder)
     kept = (meaning_folder / ".igot" / "themes.json").read_bytes()
 

@@ -386,7 +386,7 @@
     state.board = board;
     const count = board.themes.reduce((n, t) => n + t.cards.length, 0);
     view.querySelector(".status").innerHTML = count
-      ? `${plural(count, "highlight")} in ${plural(board.themes.length, "theme")}${board.by_meaning ? ", grouped by meaning" : ""}. Move a highlight to another theme: it stays there.${
+      ? `${plural(count, "highlight")} in ${plural(board.themes.length, "theme")}${board.by_meaning ? ", grouped by meaning" : ""}. Drag a quote to another theme (or use its “Move to”): it stays there.${
         board.line ? `<br><span class="meaning-line">${esc(board.line)}</span>` : ""}`
       : `No highlights${board.tag ? ` tagged ${esc(board.tag)}` : ""} yet. Open an interview, select words in its transcript and highlight them.`;
     const options = (here) => board.themes.filter((t) => t.id !== here).map((t) => `<option value="${esc(t.id)}">${esc(t.name)}</option>`).join("");
@@ -401,23 +401,46 @@
         ${c.tags.map((x) => `<a class="tag" href="#/tag/${encodeURIComponent(x)}">${esc(x)}</a>`).join("")}</figcaption>
         <label class="move">Move to <select aria-label="Move this highlight to another theme"><option value="">…</option>${options(t.id)}<option value="new">a new theme</option></select></label>
       </figure>`).join("")}</section>`).join("");
-    view.querySelectorAll(".theme .move select").forEach((select) => select.addEventListener("change", async () => {
-      if (!select.value) return;
-      const card = select.closest("[data-key]");
-      try {
-        const next = await api("api/themes/move", { method: "POST", body: { version: state.board.version, tag: state.board.tag, highlight: card.dataset.key, to: select.value } });
-        drawThemes(next);
-        toast("Highlight moved.");
-      } catch (err) {
-        select.value = "";
-        toast(err.message, "error");
-        if (err.status === 409 && !document.getElementById("reload-themes")) {
-          view.querySelector(".status").insertAdjacentHTML("afterend", `<p class="stale">The themes changed in another tab or an interview. <button type="button" id="reload-themes" class="primary">Reload</button></p>`);
-          document.getElementById("reload-themes").addEventListener("click", () => route());
-        }
-      }
+    view.querySelectorAll(".theme .move select").forEach((select) => select.addEventListener("change", () => {
+      if (select.value) moveCard(select.closest("[data-key]").dataset.key, select.value, select);
     }));
+    // Or drag a quote onto another theme.
+    view.querySelectorAll(".theme .card").forEach((card) => {
+      card.draggable = true;
+      card.addEventListener("dragstart", (e) => {
+        e.dataTransfer.setData("text/plain", card.dataset.key);
+        e.dataTransfer.effectAllowed = "move";
+        card.classList.add("dragging");
+      });
+      card.addEventListener("dragend", () => card.classList.remove("dragging"));
+    });
+    view.querySelectorAll(".theme").forEach((theme) => {
+      theme.addEventListener("dragover", (e) => { e.preventDefault(); theme.classList.add("drop"); });
+      theme.addEventListener("dragleave", (e) => { if (!theme.contains(e.relatedTarget)) theme.classList.remove("drop"); });
+      theme.addEventListener("drop", (e) => {
+        e.preventDefault();
+        theme.classList.remove("drop");
+        const key = e.dataTransfer.getData("text/plain");
+        const from = state.board.themes.find((t) => t.cards.some((c) => c.key === key));
+        if (from && from.id !== theme.dataset.theme) moveCard(key, theme.dataset.theme);
+      });
+    });
     wirePlayButtons();
+  }
+
+  async function moveCard(key, to, select) {
+    try {
+      const next = await api("api/themes/move", { method: "POST", body: { version: state.board.version, tag: state.board.tag, highlight: key, to } });
+      drawThemes(next);
+      toast("Highlight moved.");
+    } catch (err) {
+      if (select) select.value = "";
+      toast(err.message, "error");
+      if (err.status === 409 && !document.getElementById("reload-themes")) {
+        view.querySelector(".status").insertAdjacentHTML("afterend", `<p class="stale">The themes changed in another tab or an interview. <button type="button" id="reload-themes" class="primary">Reload</button></p>`);
+        document.getElementById("reload-themes").addEventListener("click", () => route());
+      }
+    }
   }
 
   // --- an interview ----------------------------------------------------------------------------
