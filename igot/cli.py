@@ -96,6 +96,7 @@ def _library_parsers(sub) -> None:
     a.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     a.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
     a.add_argument("--interview", default="", help="only interviews whose name contains this")
+    a.add_argument("--tag", default="", help="only phrases inside highlights with this tag (igot tags lists them)")
     a.add_argument("--limit", type=int, default=ASK_LIMIT, help=f"phrases the answer is written from (default: {ASK_LIMIT})")
     a.add_argument("--llm-model", help=f"LLM that writes the answer: hub id, folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
     a.add_argument("--no-llm", dest="llm", action="store_false", help="the phrases alone, no written answer")
@@ -173,9 +174,12 @@ def ask_command(args: argparse.Namespace) -> int:
         interviews, skipped = library.load_library(args.out)
         for s in skipped:
             print(f"igot: {s.line()}", file=sys.stderr)
+        only = ask.tag_phrases(interviews, args.tag) if args.tag else None
+        if only == {}:
+            raise IgotError(f"No highlight in {args.out} has the tag '{args.tag}'.", "See the tags with: igot tags")
         embedder, index = commands.meaning_parts(interviews, args.embedding_model)
         phrases = ask.find_phrases(interviews, args.question, embedder, index, speaker=args.speaker,
-                                   interview=args.interview, limit=args.limit)
+                                   interview=args.interview, limit=args.limit, only=only)
         llm = commands.llm_for(args.llm_model, args.device) if args.llm and phrases else None
         result = ask.answer(args.question, phrases, interviews, llm)
     except IgotError as exc:

@@ -377,22 +377,7 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
     if not query.strip():
         print('Type words to search for (accents and case do not matter), or "an exact phrase" in quotes.')
         return []
-    folders = [Path(out_dir or workspace() / OUT_DIR)]
-    if drive_folder.strip():
-        from igot.outputs.gdoc import credentials, drive_service, fetch_transcripts
-
-        kept = workspace() / "igot-drive"
-        for old in kept.glob("*.json"):  # what was deleted from Drive is not searched
-            old.unlink()
-        fetch_transcripts(drive_service(credentials()), drive_folder.strip(), kept)
-        folders.append(kept)
-    found: dict[str, library.Interview] = {}  # by file name: this session's copy wins
-    for folder in reversed(folders):
-        interviews, skipped = library.load_library(folder) if folder.is_dir() else ([], [])
-        found.update({iv.path.name: iv for iv in interviews})
-        for unread in skipped:
-            print(f"⚠ {unread.line()}")
-    interviews = sorted(found.values(), key=lambda iv: iv.date, reverse=True)
+    interviews = session_and_drive(drive_folder, out_dir, refresh=True)
     hits = library.search(interviews, query)
     print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} in {len({h.interview for h in hits})} of {len(interviews)} interviews:")
     for h in hits[:limit]:
@@ -403,16 +388,74 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
     return hits
 
 
+def session_and_drive(drive_folder: str = "", out_dir: Optional[Path] = None, refresh: bool = False) -> list:
+    """The interviews made in this session and, with a Drive folder, those iGot kept there (read
+    from Drive now when `refresh` or never read before), newest first; this session's copy of an
+    interview wins. A file that cannot be read is said, with why."""
+    from igot.outputs import library
+
+    folders = [Path(out_dir or workspace() / OUT_DIR)]
+    if drive_folder.strip():
+        kept = workspace() / "igot-drive"
+        if refresh or not kept.is_dir():
+            from igot.outputs.gdoc import credentials, drive_service, fetch_transcripts
+
+            for old in kept.glob("*.json"):  # what was deleted from Drive is not searched
+                old.unlink()
+            fetch_transcripts(drive_service(credentials()), drive_folder.strip(), kept)
+        folders.append(kept)
+    found: dict[str, library.Interview] = {}  # by file name: this session's copy wins
+    for folder in reversed(folders):
+        interviews, skipped = library.load_library(folder) if folder.is_dir() else ([], [])
+        found.update({iv.path.name: iv for iv in interviews})
+        for unread in skipped:
+            print(f"⚠ {unread.line()}")
+    return sorted(found.values(), key=lambda iv: iv.date, reverse=True)
+
+
+def ask_interviews(question: str, drive_folder: str = "", tag: str = "", write_answer: bool = True,
+                   llm_model: str = "", out_dir: Optional[Path] = None):
+    """Ask every interview (this session's and the Drive folder's, as step 8 reads them): the
+    phrases that answer the question, by words and by meaning, then the LLM's answer written from
+    them alone, its citations and quotes checked (igot ask). Interviews without a meaning index
+    (those kept in Drive) are embedded first. Returns the answer (igot.search.ask.Answer)."""
+    from igot.runtime.devices import pick_device
+    from igot.search import ask, commands, embed, meaning
+
+    if not question.strip():
+        print("Type a question about your interviews, in any language, e.g. what did people say about pricing?")
+        return None
+    interviews = session_and_drive(drive_folder, out_dir)
+    only = ask.tag_phrases(interviews, tag) if tag.strip() else None
+    if only == {}:
+        print(f"No highlight has the tag '{tag.strip()}': tag moments in the workspace (step 9), or leave the tag empty.")
+        return None
+    device = pick_device("auto")
+    index = meaning.load_index(interviews, embed.DEFAULT_EMBEDDING_MODEL)
+    embedder = commands.embedder_for(embed.DEFAULT_EMBEDDING_MODEL, device, log=print) if interviews else None
+    if embedder is not None and index.missing:
+        meaning.index_library(index.missing, embedder, log=print)
+        index = meaning.load_index(interviews, embedder.name)
+    phrases = ask.find_phrases(interviews, question, embedder, index if embedder is not None else None, only=only)
+    llm = commands.llm_for(llm_model.strip() or None, device, log=print) if write_answer and phrases else None
+    if llm is not None:
+        print(f"Answer: writing it with {llm.name} from the {len(phrases)} phrases that answer it…")
+    result = ask.answer(question, phrases, interviews, llm)
+    print("\n".join(ask.answer_lines(result)))
+    return result
+
+
 # Where Colab shows a kernel's port: its page, and the output frames under it.
 COLAB_FRAMES = ("https://colab.research.google.com", "https://*.googleusercontent.com")
 
 
-def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, height: int = 820):
+def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, height: int = 820, llm_model: str = ""):
     """The research workspace (igot serve) inside the notebook, through Colab's port proxy (plain
     HTTP, which is all the workspace uses): every interview of this session and, with a Drive
     folder, those iGot kept there (as step 8 read them, or read now). Highlights are written to
     this session's files; step 7 run again puts the interview's in its Doc and Drive folder.
-    Returns the running workspace (its .stop() ends it)."""
+    `llm_model`: the LLM that writes its Ask page's answers (step 7's). Returns the running
+    workspace (its .stop() ends it)."""
     import shutil
     from urllib.parse import urlsplit
 
@@ -435,7 +478,8 @@ def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, heigh
     port = sock.getsockname()[1]
     proxy = output.eval_js(f"google.colab.kernel.proxyPort({port}, {{'cache': false}})")
     parts = urlsplit(str(proxy))
-    running = server.start(out, sock=sock, origins=(f"{parts.scheme}://{parts.netloc}",), frame_ancestors=COLAB_FRAMES)
+    running = server.start(out, sock=sock, origins=(f"{parts.scheme}://{parts.netloc}",), frame_ancestors=COLAB_FRAMES,
+                           llm_model=llm_model.strip() or None)
     output.serve_kernel_port_as_iframe(port, height=height)
     print(f"Research workspace over {out}: click a phrase to play it, select words to highlight and tag them. "
           f"In its own tab: {proxy}")

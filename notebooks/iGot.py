@@ -120,4 +120,13 @@ hits = igot.colab.search_interviews(search_for, drive_folder)
 # %% cellView="form"
 #@title 9. Open your research workspace { display-mode: "form" }
 #@markdown Every interview of this session and of the Drive folder of step 7, here in the notebook: the video beside the transcript (click a phrase to play it), highlights with tags and notes, every tag's quotes across interviews, and search. Highlights are saved in this session's files: run step 7 again to put the interview's in its Google Doc and Drive folder.
-research = igot.colab.open_workspace(drive_folder)
+research = igot.colab.open_workspace(drive_folder, llm_model=summary_model)
+
+# %% cellView="form"
+#@title 10. Ask your interviews { display-mode: "form" }
+#@markdown A question about every interview of this session and of the Drive folder of step 7, in any language: the phrases that answer it, found by words and by meaning, then an answer that the LLM of step 7 writes from those phrases alone, every point linked to where it was said and every quote checked against the transcripts. (The workspace of step 9 asks too: its Ask page.)
+question = ""  #@param {type:"string"}
+#@markdown Only phrases inside highlights with this tag (empty: every phrase):
+only_tag = ""  #@param {type:"string"}
+write_an_answer = True  #@param {type:"boolean"}
+answer = igot.colab.ask_interviews(question, drive_folder, only_tag, write_an_answer, summary_model)

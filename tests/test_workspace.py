@@ -89,7 +89,9 @@ def test_a_foreign_host_or_origin_is_refused_and_changes_nothing(client, folder,
     for method, path, body in [("GET", "/api/library", None), ("GET", "/api/interviews/joana", None),
                                ("GET", "/media/bruno", None),
                                ("POST", "/api/interviews/joana/highlights", {"version": version, "start": 0, "end": 3, "tags": ["x"]}),
-                               ("POST", "/api/tags/rename", {"old": "pricing", "new": "x"})]:
+                               ("POST", "/api/tags/rename", {"old": "pricing", "new": "x"}),
+                               ("GET", "/api/ask?q=price", None), ("GET", "/api/themes", None),
+                               ("POST", "/api/themes/move", {"version": "x", "tag": "", "highlight": "joana/x", "to": "new"})]:
         r = client.request(method, path, json=body, headers=headers)
         assert r.status_code == 403, (method, path)
         assert r.text.startswith("Refused:") and r.text.count("\n") == 1
@@ -302,6 +304,99 @@ def test_search_gives_the_library_search_hits_filtered(client, folder):
     assert len(by_ana) == 3 and {h["speaker"] for h in by_ana} == {"Ana"}  # not Joana, whose name holds "ana"
     tagged = client.get("/api/search", params={"q": "the", "tag": "pricing"}).json()["hits"]
     assert [(h["stem"], h["phrase"]) for h in tagged] == [("joana", 1)]
+
+
+def test_search_without_a_meaning_index_finds_words_and_says_in_one_line_what_meaning_needs(client):
+    got = client.get("/api/search", params={"q": "week"}).json()
+    assert got["count"] == 6 and not got["meaning"] and {h["how"] for h in got["hits"]} == {"words"}
+    assert "searched by words only" in got["line"] and "igot index" in got["line"] and "\n" not in got["line"]
+
+
+# --- ask ------------------------------------------------------------------------------------------
+def test_ask_without_a_model_gives_the_phrases_alone_and_says_why(client):
+    found = client.get("/api/ask", params={"q": "price", "interview": "joana"}).json()
+    assert [(h["stem"], h["phrase"], h["text"]) for h in found["phrases"]] == [
+        ("joana", 1, "Honestly the price is too high for a small team.")]
+    assert "igot index" in found["line"]
+    # The LLM is looked for when first asked: not on this computer (no hub here), one line says so.
+    answer = client.get("/api/ask/answer", params={"q": "price", "interview": "joana"}).json()
+    assert answer["points"] == [] and answer["line"].startswith("No written answer, the phrases alone")
+    assert [h["text"] for h in answer["phrases"]] == [h["text"] for h in found["phrases"]]
+    again = client.get("/api/ask", params={"q": "price"}).json()
+    assert again["llm"] is False and again["llm_line"] == answer["line"]
+    for q in ("", " ", "x" * 1001):
+        r = client.get("/api/ask", params={"q": q})
+        assert r.status_code == 400 and r.json()["error"].count("\n") == 0
+
+
+def test_ask_narrowed_by_a_tag_keeps_to_its_highlights(client):
+    add(client, start=9.5, end=10.95, tags=["onboarding"])
+    found = client.get("/api/ask", params={"q": "week", "tag": "Onboarding"}).json()["phrases"]
+    assert [(h["stem"], h["phrase"]) for h in found] == [("joana", 2)]
+    assert client.get("/api/ask", params={"q": "week", "tag": "nothing"}).json()["phrases"] == []
+
+
+# --- themes ---------------------------------------------------------------------------------------
+def board_keys(board: dict) -> list[str]:
+    return [c["key"] for t in board["themes"] for c in t["cards"]]
+
+
+def all_highlights(folder: Path) -> list[str]:
+    return sorted(f"{stem}/{h.id}" for stem in ("joana", "bruno", "carla") for h in Transcript.load(folder / f"{stem}.json").highlights or [])
+
+
+def test_themes_without_a_model_are_grouped_by_tag_and_a_move_is_checked_kept_and_versioned(client, folder):
+    add(client, "joana", start=4.0, end=8.9, tags=["pricing"])
+    add(client, "bruno", start=4.0, end=8.9, tags=["pricing"])
+    add(client, "carla", start=9.5, end=10.95, tags=["onboarding"])
+    board = client.get("/api/themes").json()
+    assert not board["by_meaning"] and "igot index" in board["line"]
+    assert sorted(board_keys(board)) == all_highlights(folder) and len(set(board_keys(board))) == 3
+    assert [(t["name"], len(t["cards"]), t["interviews"], t["people"]) for t in board["themes"]] == [
+        ("pricing", 2, 2, 1), ("onboarding", 1, 1, 1)]  # Joana said both pricing quotes
+    pricing, onboarding = board["themes"]
+    moved = pricing["cards"][0]["key"]
+    kept = folder / ".igot" / "themes.json"
+
+    def move(version=board["version"], highlight=moved, to=onboarding["id"], **extra):
+        return client.post("/api/themes/move", json={"version": version, "tag": "", "highlight": highlight, "to": to, **extra})
+
+    before = snapshot(folder)
+    for r, status, words in [(move(highlight="joana/nothing"), 404, "No highlight"), (move(to="t-nothing"), 404, "No theme"),
+                             (move(version=""), 400, "which version"), (move(to=3), 400, "A move needs"),
+                             (move(tag=["x"]), 400, "must be text"),
+                             (client.post("/api/themes/move", content=b"{", headers={"Content-Type": "application/json"}), 400, "not valid JSON"),
+                             (client.post("/api/themes/move", content=b"{}", headers={"Content-Type": "text/plain"}), 415, "as JSON")]:
+        assert r.status_code == status and words in r.json()["error"] and "\n" not in r.json()["error"], r.text
+    assert snapshot(folder) == before and not kept.exists()
+
+    done = move()
+    assert done.status_code == 200
+    after = done.json()
+    assert next(t for t in after["themes"] if t["id"] == onboarding["id"])["cards"][-1]["key"] == moved
+    assert sorted(board_keys(after)) == all_highlights(folder) and len(set(board_keys(after))) == 3
+    assert client.get("/api/themes").json() == after  # kept: drawn from the file
+    written = kept.read_bytes()
+    assert json.loads(written)["boards"][""]["themes"]
+    # A move made on the board before: refused, nothing written.
+    stale = move(to="new")
+    assert stale.status_code == 409 and "reload" in stale.json()["error"].lower()
+    assert kept.read_bytes() == written
+    # A highlight saved meanwhile changes the board too: its version goes stale, the new highlight is on it once.
+    add(client, "carla", start=0.0, end=3.0, tags=["pricing"])
+    fresh = client.get("/api/themes").json()
+    assert fresh["version"] != after["version"] and sorted(board_keys(fresh)) == all_highlights(folder)
+    assert move(version=after["version"], to="new").status_code == 409
+    # To a theme of its own; a theme emptied by a move leaves the board.
+    alone = move(version=fresh["version"], highlight=board_keys(fresh)[0], to="new").json()
+    assert len(alone["themes"][-1]["cards"]) == 1 and sorted(board_keys(alone)) == all_highlights(folder)
+    # One tag's board is its own.
+    tagged = client.get("/api/themes", params={"tag": "PRICING"}).json()
+    assert sorted(board_keys(tagged)) == sorted(f"{c['stem']}/{c['id']}" for t in fresh["themes"] for c in t["cards"] if "pricing" in c["tags"])
+    # A damaged file: the board is drawn afresh and says so.
+    kept.write_text("{not json", encoding="utf-8")
+    damaged = client.get("/api/themes").json()
+    assert "damaged" in damaged["line"] and sorted(board_keys(damaged)) == all_highlights(folder)
 
 
 def test_igot_tags_lists_and_renames_in_a_terminal(client, folder):

@@ -372,6 +372,8 @@ def test_search_finds_what_igot_search_finds_and_a_hit_is_highlighted_where_it_s
     page.locator(".hit").first.wait_for()
     assert page.locator(".hit").count() == len(want)
     assert [t.strip() for t in page.locator(".hit .text").all_text_contents()] == [h.text for h in want]
+    # No meaning index here: found by words, and one line says what meaning search needs.
+    assert "igot index" in page.locator(".meaning-line").text_content() and page.locator(".meaning-line").is_visible()
     # Kept to one interview, then a hit highlighted from the list.
     page.locator("select[name=interview]").select_option("radio-phone-in")
     wait_for(page, f"document.querySelectorAll('.hit').length === {len([h for h in want if h.interview == 'Radio phone-in'])}")
@@ -388,3 +390,222 @@ def test_search_finds_what_igot_search_finds_and_a_hit_is_highlighted_where_it_s
     page.locator(".hit button.play").first.click()
     wait_for(page, "window.fakeYouTube && fakeYouTube.calls.some(c => c[0] === 'playVideo')")
     page.close()
+
+
+# --- search by meaning, Ask, Themes ------------------------------------------------------------------
+def highlighted(t: Transcript, lines: dict[int, str]) -> Transcript:
+    """`t` with phrase i highlighted and tagged lines[i]."""
+    from igot.outputs import highlights
+
+    for i, tag in lines.items():
+        p = t.phrases[i]
+        t = highlights.with_highlight(t, highlights.new_highlight(t, p.start, p.end, [tag]))
+    return t
+
+
+@pytest.fixture(scope="module")
+def meaning_folder(folder, tmp_path_factory) -> Path:
+    """The dev interviews (without the highlights other tests made), two written ones with
+    highlights to group, all embedded by `igot index` with all-MiniLM-L6-v2's real weights."""
+    from igot.cli import main
+    from igot_dev.long_transcript import EN
+    from tests.test_search_meaning import SAID, interview, minilm_path
+
+    out = tmp_path_factory.mktemp("meaning")
+    for path in sorted(folder.glob("*.json")):
+        store.save(replace(Transcript.load(path), highlights=[]), out, path.stem, drive=False)
+    ana = interview("Onboarding — Ana", ["Thanks for coming in today.", SAID, "Then my sister did it for me on her laptop.",
+                                         *EN[3:9], "The price felt fair for what it does."], "en")
+    store.save(highlighted(ana, {1: "onboarding", 4: "onboarding", 8: "pricing", 9: "pricing"}), out, "onboarding-ana", drive=False)
+    carla = interview("Payments — Carla", [*EN[9:18], "I would pay more if it had budgets.", "The monthly fee is too expensive."],
+                      "en", names=("Carla", "Bruno"))
+    store.save(highlighted(carla, {5: "pricing", 9: "pricing", 10: "pricing", 4: "onboarding", 6: "security"}), out,
+               "payments-carla", drive=False)
+    assert main(["index", "--out", str(out), "--embedding-model", minilm_path()]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def meaning_workspace(meaning_folder, smollm2):
+    """The workspace over it, with SmolLM2 (real weights) for Ask's answers, short ones: seconds on CPU."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # Chromium wants a core too: two threads then run far slower (tests/test_summarize.py)
+    running = server.start(meaning_folder, llm=smollm2, answer_tokens=120)
+    yield running
+    running.stop()
+    torch.set_num_threads(threads)
+
+
+def shot(page, name: str) -> None:
+    """A screenshot to look at (test-artifacts/), the whole page."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / name).write_bytes(page.screenshot(full_page=True))
+
+
+def test_search_by_meaning_finds_a_paraphrase_that_shares_no_word_with_its_phrase(browser, meaning_workspace, meaning_folder):
+    from igot.outputs.library import normalize
+    from tests.test_search_meaning import REMEMBERED, SAID, cli, minilm_path
+
+    assert not set(normalize(REMEMBERED).split()) & set(normalize(SAID).split())
+    page = browser.open(meaning_workspace.url)
+    page.locator("#q").fill(REMEMBERED)
+    page.keyboard.press("Enter")
+    page.locator(".hit").first.wait_for()
+    texts = [t.strip() for t in page.locator(".hit .text").all_text_contents()]
+    assert SAID in texts[:3], texts
+    hit = page.locator(".hit", has_text=SAID)
+    assert hit.locator(".how").text_content() == "by meaning"
+    assert page.locator(".meaning-line").is_hidden()  # every interview has its vectors: nothing to say
+    # The same hits as `igot search`, in the same order.
+    code, out, _ = cli("search", REMEMBERED, "--out", str(meaning_folder), "--embedding-model", minilm_path(), "--json")
+    assert code == 0 and texts == [h["text"] for h in json.loads(out)]
+    # Playable where it stands: the YouTube stand-in goes to its moment.
+    hit.locator("button.play").click()
+    wait_for(page, "window.fakeYouTube && fakeYouTube.calls.some(c => c[0] === 'playVideo')")
+    assert abs(page.evaluate("fakeYouTube.getCurrentTime()") - 6.0) < 0.5
+    shot(page, "workspace-search-meaning.png")
+    # The filters hold for what meaning finds: one speaker's phrases only.
+    page.locator("select[name=speaker]").select_option("Carla")
+    wait_for(page, "document.querySelectorAll('.hit').length > 0 && "
+                   "[...document.querySelectorAll('.hit')].every(h => h.querySelector('.who').textContent === 'Carla')")
+    assert page.locator(".hit .how", has_text="by meaning").count() > 0
+    page.close()
+
+
+def real_phrase(folder: Path, stem: str, index: int, start: float) -> str:
+    p = Transcript.load(folder / f"{stem}.json").phrases[index]
+    assert p.text.strip() and p.start - 1e-3 <= start <= max(p.end, p.start) + 1e-3, (stem, index, start)
+    return p.text
+
+
+def test_ask_shows_the_phrases_that_answer_as_real_moments_and_the_llms_answer_checked(browser, meaning_workspace, meaning_folder):
+    from igot.search.ask import summarize
+
+    page = browser.open(f"{meaning_workspace.url}#/ask")
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.locator(".ask-form textarea").fill("Why did people give up on signing up?")
+    with page.expect_response(lambda r: "/api/ask?" in r.url) as found:
+        page.locator(".ask-form button[type=submit]").click()
+    assert found.value.status == 200
+    page.locator(".phrases .hit").first.wait_for()
+    # While the LLM writes, the page says so.
+    assert page.locator(".answer .waiting .spinner").count() == 1
+    phrases = page.evaluate("""[...document.querySelectorAll('.phrases .hit')].map(h => [h.dataset.stem, Number(h.dataset.phrase),
+                               Number(h.dataset.start), h.querySelector('.text').textContent])""")
+    assert phrases
+    for stem, index, start, text in phrases:
+        assert text.strip() == real_phrase(meaning_folder, stem, index, start).strip()
+    assert "I gave up halfway through the forms" in [t for *_, t in phrases]
+    # SmolLM2 (135M, on CPU) writes the answer; every moment it cites is real, every quote it
+    # makes up is marked as not said.
+    wait_for(page, "document.querySelector('.points, .answer .no-llm') !== null", timeout=180)
+    assert page.locator(".answer .waiting").count() == 0
+    shot(page, "workspace-ask.png")
+    points = page.locator(".point").count()
+    assert points >= 1, page.locator(".answer").text_content()
+    cites = page.evaluate("[...document.querySelectorAll('.cite')].map(c => [c.dataset.stem, Number(c.dataset.start)])")
+    transcripts = {p.stem: Transcript.load(p) for p in meaning_folder.glob("*.json")}
+    for stem, start in cites:
+        assert any(p.text.strip() and p.start - 1e-3 <= start <= max(p.end, p.start) + 1e-3 for p in transcripts[stem].phrases)
+    for quote in page.locator(".unverified").all_text_contents():
+        said = quote.removesuffix(": not said in these interviews").strip("“”")
+        assert all(summarize.find_quote(t, said) is None for t in transcripts.values()), said
+    # Narrowed by a tag: only phrases inside its highlights.
+    narrowed = page.evaluate("async () => (await (await fetch('api/ask?q=' + encodeURIComponent('what about money?') + '&tag=pricing')).json()).phrases")
+    tagged = {(stem, i) for stem, t in transcripts.items() for h in t.highlights or [] if "pricing" in h.tags
+              for i, p in enumerate(t.phrases) if p.start < h.end and p.end > h.start}
+    assert narrowed and {(h["stem"], h["phrase"]) for h in narrowed} <= tagged
+    assert errors == []
+    page.close()
+
+
+def board_keys(page) -> list[str]:
+    return page.evaluate("[...document.querySelectorAll('.theme [data-key]')].map(c => c.dataset.key)")
+
+
+def library_highlights(folder: Path) -> list[str]:
+    return sorted(f"{p.stem}/{h.id}" for p in folder.glob("*.json") for h in Transcript.load(p).highlights or [])
+
+
+def test_the_themes_board_holds_every_highlight_once_and_a_move_survives_a_reload(browser, meaning_workspace, meaning_folder):
+    page = browser.open(f"{meaning_workspace.url}#/themes")
+    page.locator(".theme").first.wait_for()
+    keys = board_keys(page)
+    assert sorted(keys) == library_highlights(meaning_folder) and len(keys) == len(set(keys))  # each once
+    themes = page.locator(".theme").count()
+    assert themes >= 2 and page.locator(".status").text_content().startswith(f"{len(keys)} highlights in {themes} themes, grouped by meaning")
+    for n in range(themes):  # named, with how many interviews and people back it
+        theme = page.locator(".theme").nth(n)
+        assert theme.locator("h2").text_content().strip()
+        quotes = theme.locator("[data-key]").count()
+        assert theme.locator(".n-quotes").text_content() == f"{quotes} quote{'s' * (quotes != 1)}"
+    shot(page, "workspace-themes.png")
+    stale = browser.open(f"{meaning_workspace.url}#/themes")  # a second tab, drawn before the move
+    stale.locator(".theme").first.wait_for()
+
+    # Move the first theme's first highlight to the last theme.
+    first, last = page.locator(".theme").first, page.locator(".theme").last
+    key = first.locator("[data-key]").first.get_attribute("data-key")
+    target = last.get_attribute("data-theme")
+    with page.expect_response(lambda r: r.url.endswith("/api/themes/move")) as answer:
+        first.locator("[data-key]").first.locator(".move select").select_option(target)
+    assert answer.value.status == 200
+    wait_for(page, f"document.querySelector('.theme[data-theme=\"{target}\"] [data-key=\"{key}\"]') !== null", timeout=5)
+    page.reload()
+    page.locator(".theme").first.wait_for()
+    assert page.locator(f'.theme[data-theme="{target}"] [data-key="{key}"]').count() == 1  # kept
+    assert sorted(board_keys(page)) == library_highlights(meaning_folder)
+    # Dragged with the mouse onto another theme: moved too.
+    dragged = page.locator(f'.theme[data-theme="{target}"] [data-key="{key}"]')
+    onto = next(t for t in page.locator(".theme").evaluate_all("els => els.map(e => e.dataset.theme)") if t != target)
+    page.bring_to_front()  # the other tab was opened last: a tab behind it gets the mouse late
+    # The whole board in view: a page scrolled in the middle of a drag makes Chromium pick up what is under the mouse then.
+    page.set_viewport_size({"width": 1280, "height": max(900, page.evaluate("document.documentElement.scrollHeight") + 50)})
+    with page.expect_response(lambda r: r.url.endswith("/api/themes/move")) as answer:
+        dragged.drag_to(page.locator(f'.theme[data-theme="{onto}"] h2'))
+    assert answer.value.status == 200, answer.value.text()
+    wait_for(page, f"document.querySelector('.theme[data-theme=\"{onto}\"] [data-key=\"{key}\"]') !== null", timeout=5)
+    assert sorted(board_keys(page)) == library_highlights(meaning_folder)
+    kept = (meaning_folder / ".igot" / "themes.json").read_bytes()
+
+    # The other tab's board is older: its move is refused with "reload", nothing written.
+    other = stale.locator("[data-key]").last
+    choice = other.locator(".move select option").nth(1).get_attribute("value")
+    with stale.expect_response(lambda r: r.url.endswith("/api/themes/move")) as answer:
+        other.locator(".move select").select_option(choice)
+    assert answer.value.status == 409
+    stale.locator(".stale").wait_for()
+    assert "Reload" in stale.locator("#toast").text_content()
+    assert (meaning_folder / ".igot" / "themes.json").read_bytes() == kept
+    stale.close()
+    page.close()
+
+
+def test_a_page_from_another_origin_cannot_move_a_highlight(browser, meaning_workspace, meaning_folder, tmp_path):
+    from tests.webserver import serve
+
+    page = browser.open(f"{meaning_workspace.url}#/themes")
+    page.locator(".theme").first.wait_for()
+    board = page.evaluate("igot.board()")
+    key, to = board["themes"][0]["cards"][0]["key"], board["themes"][-1]["id"]
+    page.close()
+    files = meaning_folder / ".igot"
+    before = {**files_of(meaning_folder), **{f".igot/{k}": v for k, v in files_of(files).items()}}
+    (tmp_path / "evil.html").write_text("<!doctype html><title>evil</title><p>hello</p>")
+    with serve(tmp_path) as evil:
+        page = browser.open(f"{evil}/evil.html")
+        page.evaluate("""async ([target, body]) => {
+          await fetch(target + 'api/themes/move', {method: 'POST', mode: 'no-cors', body, headers: {'Content-Type': 'text/plain'}});
+          try { await fetch(target + 'api/themes/move', {method: 'POST', body, headers: {'Content-Type': 'application/json'}}); } catch (e) {}
+          const frame = document.createElement('iframe'); frame.name = 'sink'; document.body.appendChild(frame);
+          const form = document.createElement('form');
+          form.method = 'POST'; form.action = target + 'api/themes/move'; form.target = 'sink'; form.enctype = 'text/plain';
+          const field = document.createElement('input'); field.name = body.slice(0, -1) + ',"x":"'; field.value = '"}';
+          form.appendChild(field); document.body.appendChild(form); form.submit();
+          await new Promise(r => setTimeout(r, 800));
+        }""", [meaning_workspace.url, json.dumps({"version": board["version"], "tag": "", "highlight": key, "to": to})])
+        page.close()
+    assert {**files_of(meaning_folder), **{f".igot/{k}": v for k, v in files_of(files).items()}} == before

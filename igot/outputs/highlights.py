@@ -167,6 +167,20 @@ def by_tag(t: Transcript) -> list[tuple[str, list[Highlight]]]:
     return [(groups[k][0] or UNTAGGED, groups[k][1]) for k in keys]
 
 
+def has_tag(h: Highlight, tag: str) -> bool:
+    key = tag_key(tag)
+    return any(tag_key(x) == key for x in h.tags)
+
+
+def tagged_phrases(t: Transcript, tag: str) -> set[int]:
+    """The phrases that a highlight with `tag` (any case) touches."""
+    found: set[int] = set()
+    for h in t.highlights or []:
+        if has_tag(h, tag):
+            found.update(i for i, p in enumerate(t.phrases) if p.start < h.end and p.end > h.start)
+    return found
+
+
 # --- changes ----------------------------------------------------------------------------------
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")

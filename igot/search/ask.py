@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
+from igot.outputs import highlights
 from igot.outputs.library import Hit, Interview
 from igot.search import meaning
 from igot.search.embed import Embedder
@@ -69,9 +70,17 @@ class Answer:
 
 def find_phrases(interviews: list[Interview], question: str, embedder: Optional[Embedder],
                  index: Optional[meaning.MeaningIndex], speaker: str = "", interview: str = "",
-                 limit: int = ASK_LIMIT) -> list[Hit]:
-    """The phrases that answer the question, by words and by meaning together, the best `limit`."""
-    return meaning.search(interviews, question, embedder, index, speaker=speaker, interview=interview, limit=limit)[:limit]
+                 limit: int = ASK_LIMIT, only: Optional[meaning.Only] = None) -> list[Hit]:
+    """The phrases that answer the question, by words and by meaning together, the best `limit`
+    (`only`: among those phrases, e.g. a tag's highlights)."""
+    return meaning.search(interviews, question, embedder, index, speaker=speaker, interview=interview, limit=limit,
+                          only=only)[:limit]
+
+
+def tag_phrases(interviews: list[Interview], tag: str) -> meaning.Only:
+    """The phrases inside the highlights with `tag` (any case), interview by interview (see meaning.Only)."""
+    found = {iv.path: highlights.tagged_phrases(iv.transcript, tag) for iv in interviews}
+    return {path: phrases for path, phrases in found.items() if phrases}
 
 
 def render_phrases(phrases: Sequence[Hit]) -> str:
@@ -95,8 +104,11 @@ def answer(question: str, phrases: list[Hit], interviews: list[Interview], llm: 
 
 
 def check_answer(text: str, phrases: Sequence[Hit], interviews: Sequence[Interview]) -> list[AskPoint]:
-    """The answer's bullets, each citation resolved to a phrase that exists, each quote looked up."""
-    return [check_point(bullet, phrases, interviews) for bullet in summarize.parse_bullets(text)]
+    """The answer's bullets, each citation resolved to a phrase that exists, each quote looked up.
+    A bullet written again word for word is kept once: small models loop (SmolLM2 repeats its
+    last two bullets until it runs out of tokens)."""
+    bullets = list(dict.fromkeys(summarize.parse_bullets(text)))
+    return [check_point(bullet, phrases, interviews) for bullet in bullets]
 
 
 def check_point(bullet: str, phrases: Sequence[Hit], interviews: Sequence[Interview]) -> AskPoint:

@@ -10,7 +10,8 @@ neither way's scores need to be comparable.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Optional
+from pathlib import Path
+from typing import Callable, Collection, Iterable, Mapping, Optional
 
 import numpy as np
 
@@ -24,6 +25,10 @@ from igot.text import clean_text
 # of benchmarks/search_quality.py is too small to tune it on.
 RRF_K = 60
 MEANING_LIMIT = 10  # phrases found by meaning that a search shows (the benchmark's Recall@10)
+
+# The phrases a search is kept to: {an interview's JSON path: its phrase indexes, or None for all of
+# them}; an interview not named is left out (the workspace's filters, a tag's highlights).
+Only = Mapping[Path, Optional[Collection[int]]]
 
 
 @dataclass
@@ -47,12 +52,13 @@ class MeaningIndex:
                 "(it downloads the model the first time).")
 
 
-def load_index(interviews: Iterable[Interview], model: str) -> MeaningIndex:
+def load_index(interviews: Iterable[Interview], model: str,
+               load: Callable[[Path], Optional[embed.PhraseEmbeddings]] = embed.load_embeddings) -> MeaningIndex:
     """The vectors kept for each interview (igot index, or the run), where they are of `model` and
-    of the phrases as they are now."""
+    of the phrases as they are now. `load`: how an interview's vectors are read (a server keeps them)."""
     kept, missing, blocks = [], [], []
     for iv in interviews:
-        e = embed.load_embeddings(iv.path)
+        e = load(iv.path)
         if e is None or not e.matches(iv.transcript, model):
             missing.append(iv)
             continue
@@ -80,13 +86,13 @@ def index_library(interviews: Iterable[Interview], embedder: Embedder, progress:
 
 
 def meaning_search(index: MeaningIndex, query_vector: np.ndarray, limit: int = MEANING_LIMIT, speaker: str = "",
-                   interview: str = "", language: str = "") -> list[Hit]:
+                   interview: str = "", language: str = "", only: Optional[Only] = None) -> list[Hit]:
     """The `limit` phrases nearest the query, nearest first, among those the filters keep (the same
     filters as the word search)."""
     if not len(index.vectors) or limit <= 0:
         return []
     scores = index.vectors @ query_vector.astype(np.float32)
-    keep = _kept_rows(index, speaker, interview, language)
+    keep = _kept_rows(index, speaker, interview, language, only)
     if keep is not None:
         scores = np.where(keep, scores, -np.inf)
     top = min(limit, int(keep.sum()) if keep is not None else len(scores))
@@ -97,8 +103,8 @@ def meaning_search(index: MeaningIndex, query_vector: np.ndarray, limit: int = M
     return [phrase_hit(index.interviews[index.owner[r]], int(index.phrase[r]), float(scores[r])) for r in best]
 
 
-def _kept_rows(index: MeaningIndex, speaker: str, interview: str, language: str) -> Optional[np.ndarray]:
-    if not (speaker or interview or language):
+def _kept_rows(index: MeaningIndex, speaker: str, interview: str, language: str, only: Optional[Only] = None) -> Optional[np.ndarray]:
+    if not (speaker or interview or language or only is not None):
         return None
     want_speaker, want_interview = library.normalize(speaker), library.normalize(interview)
     keep = np.zeros(len(index.vectors), bool)
@@ -106,7 +112,11 @@ def _kept_rows(index: MeaningIndex, speaker: str, interview: str, language: str)
         t = iv.transcript
         if (want_interview and want_interview not in library.normalize(iv.name)) or (language and (t.language or "") != language):
             continue
+        if only is not None and iv.path not in only:
+            continue
         rows = np.nonzero(index.owner == i)[0]
+        if only is not None and only[iv.path] is not None:
+            rows = rows[np.isin(index.phrase[rows], np.fromiter(only[iv.path], np.int64))]
         if want_speaker:
             ok = {s for s in {p.speaker for p in t.phrases} if want_speaker in f" {library.normalize(t.speaker_name(s))} "}
             rows = rows[np.array([t.phrases[j].speaker in ok for j in index.phrase[rows]], bool)] if len(rows) else rows
@@ -148,11 +158,27 @@ def fuse(word_hits: list[Hit], meaning_hits: list[Hit], k: int = RRF_K) -> list[
 
 
 def search(interviews: list[Interview], query: str, embedder: Optional[Embedder], index: Optional[MeaningIndex],
-           speaker: str = "", interview: str = "", language: str = "", limit: int = MEANING_LIMIT) -> list[Hit]:
+           speaker: str = "", interview: str = "", language: str = "", limit: int = MEANING_LIMIT,
+           only: Optional[Only] = None) -> list[Hit]:
     """Every word hit and the `limit` nearest phrases by meaning, merged; with no embedder or index,
-    the word hits alone, as before."""
-    words = library.search(interviews, query, speaker=speaker, interview=interview, language=language)
+    the word hits alone, as before. `only`: kept to those phrases (see Only)."""
+    words = words_only(interviews, query, speaker, interview, language, only)
     if embedder is None or index is None or not len(index.vectors) or not clean_text(query):
         return words
-    meaning = meaning_search(index, embed.embed_query(query, embedder), limit, speaker, interview, language)
+    meaning = meaning_search(index, embed.embed_query(query, embedder), limit, speaker, interview, language, only)
     return fuse(words, meaning)
+
+
+def words_only(interviews: list[Interview], query: str, speaker: str = "", interview: str = "", language: str = "",
+               only: Optional[Only] = None) -> list[Hit]:
+    """The library's word search, kept to the phrases of `only` when it is given."""
+    if only is None:
+        return library.search(interviews, query, speaker=speaker, interview=interview, language=language)
+    found = []
+    for iv in interviews:
+        if iv.path not in only:
+            continue
+        allowed = only[iv.path]
+        found += [h for h in library.search([iv], query, speaker=speaker, interview=interview, language=language)
+                  if allowed is None or h.phrase in allowed]
+    return found

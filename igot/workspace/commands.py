@@ -15,6 +15,11 @@ def add_parsers(sub, out_dir: Path) -> None:
     s.add_argument("--out", type=Path, default=out_dir, help=f"library folder (default: {out_dir})")
     s.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765)")
     s.add_argument("--no-browser", dest="browser", action="store_false", help="do not open the browser")
+    s.add_argument("--embedding-model", help="model of search by meaning, Ask and Themes: hub id or folder "
+                   "(default: the one igot index used, else iGot's default)")
+    s.add_argument("--llm-model", help="LLM that writes Ask's answers: hub id, folder or .gguf file (default: iGot's summary LLM)")
+    s.add_argument("--no-llm", dest="llm", action="store_false", help="Ask shows the phrases alone, with no written answer")
+    s.add_argument("--device", default="auto", help="cpu, cuda or auto (for the LLM)")
     t = sub.add_parser("tags", help="the tags of the library's highlights; igot tags rename OLD NEW")
     actions = t.add_subparsers(dest="action")
     r = actions.add_parser("rename", help="rename a tag in every interview (a name already used merges the two)")
@@ -32,7 +37,8 @@ def run_command(args: argparse.Namespace) -> int:
         if args.command == "serve":
             from igot.workspace import server
 
-            server.serve(args.out, port=args.port, open_browser=args.browser)
+            server.serve(args.out, port=args.port, open_browser=args.browser, embedding_model=args.embedding_model,
+                         llm_model=args.llm_model, use_llm=args.llm, device=args.device)
             return 0
         return tags_command(args)
     except IgotError as exc:

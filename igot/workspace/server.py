@@ -14,7 +14,7 @@ import socket
 import tempfile
 import threading
 import webbrowser
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -22,11 +22,14 @@ from urllib.parse import quote
 
 from igot.errors import IgotError, install_hint
 from igot.outputs import highlights
+from igot.search import ask
 from igot.workspace import clips
 from igot.workspace import tags as tags_module
 from igot.workspace import views
 from igot.workspace.guard import Door, inside
 from igot.workspace.interviews import Library, NotFound, WorkspaceError
+from igot.workspace.models import Models
+from igot.workspace.themes import Themes
 
 try:
     import uvicorn
@@ -39,6 +42,7 @@ except ImportError as err:  # pragma: no cover - said to the user
                     f"Run: {install_hint('workspace')}") from None
 
 DEFAULT_PORT = 8765
+MAX_QUESTION = 1000  # characters: a question, not a document
 MAX_BODY = 64 * 1024  # bytes in one change: a highlight with its tags and note is well under 10 kB
 STATIC = "static"  # the page code, shipped as package data beside this module
 PAGES = {"index.html", "workspace.css", "workspace.js", "player.js"}
@@ -59,10 +63,13 @@ def page_file(name: str) -> Path:
     return Path(str(resources.files("igot.workspace").joinpath(STATIC, name)))
 
 
-def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = ()) -> FastAPI:
-    """The workspace over `lib`, answering only requests that `door` lets in."""
+def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), models: Optional[Models] = None) -> FastAPI:
+    """The workspace over `lib`, answering only requests that `door` lets in; `models`: those of
+    search by meaning, Ask and Themes (loaded when first needed)."""
     app = FastAPI(title="iGot workspace", docs_url=None, redoc_url=None, openapi_url=None)
     policy = _policy(frame_ancestors)
+    models = models or Models(lib.folder)
+    boards = Themes(lib.folder)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:
@@ -188,13 +195,74 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = ()) ->
             raise NotFound(f"No highlight has the tag {old!r}.", "Reload the board: it may have been renamed already.")
         return JSONResponse({"changed": changed})
 
-    # --- search -------------------------------------------------------------------------
+    # --- search, by words and meaning together ---------------------------------------------
     @app.get("/api/search")
     async def search(q: str = "", interview: str = "", speaker: str = "", language: str = "", tag: str = "") -> Response:
-        return JSONResponse(await run_in_threadpool(
-            lambda: views.search_view(lib.listing()[0], q, interview, speaker, language, tag)))
+        def find() -> dict:
+            interviews = lib.listing()[0]
+            found = models.search(interviews, q, language, views.narrowed(interviews, interview, speaker, tag))
+            return views.search_view(interviews, q, found.hits, found.meaning, found.line)
+
+        return JSONResponse(await run_in_threadpool(find))
+
+    # --- ask: the phrases that answer a question, then the LLM's answer, checked ----------------
+    def asked(q: str, interview: str, speaker: str, tag: str):
+        interviews = lib.listing()[0]
+        return interviews, models.ask_phrases(interviews, _question(q), views.narrowed(interviews, interview, speaker, tag))
+
+    @app.get("/api/ask")
+    async def ask_phrases(q: str = "", interview: str = "", speaker: str = "", tag: str = "") -> Response:
+        def find() -> dict:
+            interviews, found = asked(q, interview, speaker, tag)
+            writes, why = models.llm_state()
+            return {"question": q, "phrases": views.hits_view(interviews, found.hits), "meaning": found.meaning,
+                    "line": found.line, "llm": writes and bool(found.hits), "llm_line": why, **views.colours()}
+
+        return JSONResponse(await run_in_threadpool(find))
+
+    @app.get("/api/ask/answer")
+    async def ask_answer(q: str = "", interview: str = "", speaker: str = "", tag: str = "") -> Response:
+        def write() -> dict:
+            interviews, found = asked(q, interview, speaker, tag)
+            return views.answer_view(interviews, *models.answer(interviews, q, found.hits))
+
+        return JSONResponse(await run_in_threadpool(write))
+
+    # --- themes -------------------------------------------------------------------------
+    def quote_vectors(interviews):
+        return lambda texts: models.quote_vectors(interviews, texts)
+
+    @app.get("/api/themes")
+    async def themes(tag: str = "") -> Response:
+        def draw() -> dict:
+            interviews = lib.listing()[0]
+            return asdict(boards.board(interviews, tag, quote_vectors(interviews), models.model_name(interviews)))
+
+        return JSONResponse(await run_in_threadpool(draw))
+
+    @app.post("/api/themes/move")
+    async def move_highlight(request: Request) -> Response:
+        body = await _body(request)
+        tag = body.get("tag", "")
+        if not isinstance(tag, str):
+            raise WorkspaceError("The board's tag must be text.", "Move it from the Themes board.")
+
+        def move() -> dict:
+            interviews = lib.listing()[0]
+            return asdict(boards.move(interviews, tag, body.get("version"), body.get("highlight"), body.get("to"),
+                                      quote_vectors(interviews), models.model_name(interviews)))
+
+        return JSONResponse(await run_in_threadpool(move))
 
     return app
+
+
+def _question(q: str) -> str:
+    if not q.strip():
+        raise WorkspaceError("No question was asked.", "Type a question, such as: what did people say about pricing?")
+    if len(q) > MAX_QUESTION:
+        raise WorkspaceError(f"The question is {len(q)} characters long.", f"Ask in at most {MAX_QUESTION} characters.")
+    return q
 
 
 async def _clip(parts: Sequence[clips.Part], filename: str, title: str = "") -> Response:
@@ -257,20 +325,24 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def _server(lib: Library, sock: socket.socket, origins: Sequence[str], frame_ancestors: Sequence[str]) -> Any:
+def _server(lib: Library, sock: socket.socket, origins: Sequence[str], frame_ancestors: Sequence[str],
+            models: Optional[Models] = None) -> Any:
     port = sock.getsockname()[1]
-    app = create_app(lib, Door(port, tuple(origins)), frame_ancestors)
+    app = create_app(lib, Door(port, tuple(origins)), frame_ancestors, models)
     config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="off")
     return uvicorn.Server(config)
 
 
 def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_ancestors: Sequence[str] = (),
-          sock: Optional[socket.socket] = None) -> Running:
-    """Serve the library in `folder` from a thread; returns once it answers."""
+          sock: Optional[socket.socket] = None, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
+          use_llm: bool = True, answer_tokens: Optional[int] = None, llm: Any = None) -> Running:
+    """Serve the library in `folder` from a thread; returns once it answers. `llm`: an LLM already
+    loaded, for Ask's answers (else `llm_model` is loaded when first asked)."""
     lib = Library(folder)
     sock = sock or bind(port)
     port = sock.getsockname()[1]
-    server = _server(lib, sock, origins, frame_ancestors)
+    server = _server(lib, sock, origins, frame_ancestors, Models(lib.folder, embedding_model, llm_model, use_llm, "cpu",
+                                                                   answer_tokens or ask.MAX_NEW_TOKENS, llm))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="igot-workspace")
     thread.start()
     while not server.started and thread.is_alive():
@@ -281,7 +353,8 @@ def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_
 
 
 def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = True,
-          log: Callable[[str], None] = print) -> None:
+          log: Callable[[str], None] = print, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
+          use_llm: bool = True, device: str = "auto") -> None:
     """`igot serve`: serve until Ctrl+C."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -294,7 +367,7 @@ def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = Tru
         log(f"igot: {s.line()}")
     log(f"Workspace: {len(interviews)} interview{'s' * (len(interviews) != 1)} in {lib.folder}, at {url} "
         "(only this computer can open it; Ctrl+C stops it)")
-    server = _server(lib, sock, (), ())
+    server = _server(lib, sock, (), (), Models(lib.folder, embedding_model, llm_model, use_llm, device))
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
     server.run(sockets=[sock])

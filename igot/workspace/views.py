@@ -4,12 +4,15 @@ interview with its player, a tag's quotes, search hits. Made from the library al
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Optional, Sequence
 from urllib.parse import quote
 
 from igot.links import youtube_id
 from igot.outputs import export, highlights, library
-from igot.outputs.library import Interview, Skipped
+from igot.outputs.library import Hit, Interview, Skipped
+from igot.search.ask import Answer, Moment
+from igot.search.meaning import Only
 from igot.text import clean_text
 from igot.transcript import Highlight, Transcript
 from igot.workspace import tags as tags_module
@@ -94,34 +97,73 @@ def tag_view(interviews: Sequence[Interview], tag: str) -> dict:
             "interviews": len({q.stem for q in found}), **colours()}
 
 
-def search_view(interviews: Sequence[Interview], query: str, interview: str = "", speaker: str = "",
-                language: str = "", tag: str = "") -> dict:
-    """The library search (the same hits as `igot search`), kept to one interview (its stem), one
-    speaker (the name as listed), a language and the phrases a tag's highlights touch."""
-    chosen = [iv for iv in interviews if not interview or iv.path.stem == interview]
-    hits = []
-    for iv in chosen:
+def narrowed(interviews: Sequence[Interview], interview: str = "", speaker: str = "", tag: str = "") -> Optional[Only]:
+    """The workspace's filters as the phrases a search is kept to (igot.search.meaning.Only): one
+    interview (its stem), one speaker (the name as listed), the phrases a tag's highlights touch.
+    None: no filter."""
+    if not (interview or speaker or tag):
+        return None
+    only: dict = {}
+    for iv in interviews:
+        if interview and iv.path.stem != interview:
+            continue
         t = iv.transcript
-        tagged = _tagged(t, tag) if tag else None
-        ids = t.speaker_ids()
-        for h in library.search([iv], query, language=language):
-            if (tagged is not None and h.phrase not in tagged) or (speaker and h.speaker != speaker):
-                continue
-            p = t.phrases[h.phrase]
-            hits.append({"stem": iv.path.stem, "interview": h.interview, "speaker": h.speaker,
-                         "colour": ids.index(p.speaker) if p.speaker in ids else 0, "start": h.start, "end": p.end,
-                         "text": h.text, "phrase": h.phrase, "marks": h.marks})
-    return {"query": query, "count": len(hits), "hits": hits[:SEARCH_LIMIT], **colours()}
+        allowed: Optional[set[int]] = highlights.tagged_phrases(t, tag) if tag else None
+        if speaker:
+            said = {i for i, p in enumerate(t.phrases) if (clean_text(t.speaker_name(p.speaker)) if (t.speakers or p.speaker) else "") == speaker}
+            allowed = said if allowed is None else allowed & said
+        if allowed is None or allowed:
+            only[iv.path] = allowed
+    return only
 
 
-def _tagged(t: Transcript, tag: str) -> set[int]:
-    """The phrases that a highlight with `tag` touches."""
-    key = highlights.tag_key(tag)
-    found = set()
-    for h in t.highlights or []:
-        if any(highlights.tag_key(x) == key for x in h.tags):
-            found.update(i for i, p in enumerate(t.phrases) if p.start < h.end and p.end > h.start)
-    return found
+def hit_view(iv: Interview, h: Hit) -> dict:
+    """A phrase found (by words, meaning or both) as the page shows it: playable, linked to its interview."""
+    t = iv.transcript
+    p = t.phrases[h.phrase]
+    ids = t.speaker_ids()
+    return {"stem": iv.path.stem, "interview": h.interview, "speaker": h.speaker,
+            "colour": ids.index(p.speaker) if p.speaker in ids else 0, "start": h.start, "end": p.end,
+            "text": h.text, "phrase": h.phrase, "marks": h.marks, "how": h.how}
+
+
+def by_page(interviews: Sequence[Interview]) -> dict[str, Interview]:
+    """The interviews by their page's address, as a hit names it (Hit.page before its #)."""
+    return {iv.page.resolve().as_uri(): iv for iv in interviews}
+
+
+def hits_view(interviews: Sequence[Interview], hits: Sequence[Hit]) -> list[dict]:
+    pages = by_page(interviews)
+    return [hit_view(pages[h.page.split("#")[0]], h) for h in hits if h.page.split("#")[0] in pages]
+
+
+def search_view(interviews: Sequence[Interview], query: str, hits: Sequence[Hit], meaning: bool, line: str) -> dict:
+    """The library search (the same hits as `igot search`, found by words and meaning together);
+    `line`: what meaning search needs, when it could not take part."""
+    return {"query": query, "count": len(hits), "hits": hits_view(interviews, hits[:SEARCH_LIMIT]),
+            "meaning": meaning, "line": line, **colours()}
+
+
+def moment_view(pages: dict[str, Interview], c: Moment) -> dict:
+    iv = pages.get(c.page.split("#")[0])
+    t = iv.transcript if iv is not None else None
+    p = t.phrases[c.phrase] if t is not None else None
+    ids = t.speaker_ids() if t is not None else []
+    return {"stem": iv.path.stem if iv is not None else "", "interview": c.interview, "phrase": c.phrase, "time": c.time,
+            "link": c.link, "text": clean_text(p.text) if p is not None else "",
+            "speaker": clean_text(t.speaker_name(p.speaker)) if p is not None and (t.speakers or p.speaker) else "",
+            "colour": ids.index(p.speaker) if p is not None and p.speaker in ids else 0}
+
+
+def answer_view(interviews: Sequence[Interview], a: Answer, line: str) -> dict:
+    """Ask's answer: each point with its checked moments, quotes nobody said marked as such;
+    `line`: why there is no written answer, when there is none."""
+    pages = by_page(interviews)
+    model = Path(a.model).name if a.model and Path(a.model).suffix == ".gguf" else a.model  # a file: its name, not where it is
+    return {"question": a.question, "model": model, "line": line, "phrases": hits_view(interviews, a.phrases),
+            "points": [{"text": p.text, "citations": [moment_view(pages, c) for c in p.citations],
+                        "unverified": p.unverified_quotes, "removed": p.removed} for p in a.points],
+            **colours()}
 
 
 def speakers_of(interviews: Sequence[Interview]) -> list[str]:

@@ -76,12 +76,17 @@
     state.pane = null;
     state.phraseEls = null;  // the transcript shown, if any, goes with the page
     state.order = null;
+    state.shown = (state.shown || 0) + 1;  // answers that come after the user moved on are dropped
+    if (parts[0] !== "search") document.getElementById("q").value = "";
     document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active",
-      (a.dataset.nav === "tags" && (parts[0] === "tags" || parts[0] === "tag")) || (a.dataset.nav === "library" && !parts.length)));
+      (a.dataset.nav === "tags" && (parts[0] === "tags" || parts[0] === "tag")) || (a.dataset.nav === "library" && !parts.length)
+      || a.dataset.nav === parts[0]));
     const show = parts[0] === "interview" ? showInterview(parts[1], params)
       : parts[0] === "tag" ? showTag(parts.slice(1).join("/"))
       : parts[0] === "tags" ? showLibrary(true)
       : parts[0] === "search" ? showSearch(params)
+      : parts[0] === "ask" ? showAsk(params)
+      : parts[0] === "themes" ? showThemes(params)
       : showLibrary(false);
     return show.catch((err) => {
       view.innerHTML = `<div class="page"><p class="error">${esc(err.message)}</p><p><a href="#/">Back to the interviews</a></p></div>`;
@@ -199,45 +204,43 @@
   }
 
   function wirePlayButtons() {
-    view.querySelectorAll("button.play").forEach((b) => b.addEventListener("click", () => {
-      const card = b.closest("[data-stem]");
-      playQuote(card.dataset.stem, Number(card.dataset.start), Number(card.dataset.end)).catch((err) => toast(err.message, "error"));
-    }));
+    view.querySelectorAll("button.play:not([data-wired])").forEach((b) => {
+      b.dataset.wired = "1";
+      b.addEventListener("click", () => {
+        const card = b.closest("[data-stem]");
+        playQuote(card.dataset.stem, Number(card.dataset.start), Number(card.dataset.end)).catch((err) => toast(err.message, "error"));
+      });
+    });
   }
 
-  // --- search ----------------------------------------------------------------------------------
-  async function showSearch(params) {
-    const lib = await api("api/library");
-    setColours(lib);
-    state.tags = lib.tags.map((t) => t.tag);
-    const q = params.get("q") || "";
-    document.getElementById("q").value = q;
+  // --- search: by words and by meaning together ------------------------------------------------
+  function filterPicks(lib, params, names) {
     const pick = (name, values, label) => `<label>${label} <select name="${name}"><option value="">any</option>${
       values.map(([v, text]) => `<option value="${esc(v)}"${params.get(name) === v ? " selected" : ""}>${esc(text)}</option>`).join("")}</select></label>`;
-    const query = new URLSearchParams();
-    ["q", "interview", "speaker", "language", "tag"].forEach((k) => { if (params.get(k)) query.set(k, params.get(k)); });
-    const found = q ? await api(`api/search?${query}`) : { count: 0, hits: [] };
-    const hits = found.hits.map((h) => `
-      <li class="hit ${speakerClass(h.colour)}" data-stem="${esc(h.stem)}" data-start="${h.start}" data-end="${h.end}" data-phrase="${h.phrase}">
-      <div class="hit-head"><a href="#/interview/${encodeURIComponent(h.stem)}?t=${h.start}">${esc(h.interview)}</a>
+    const all = {
+      interview: () => pick("interview", lib.interviews.map((i) => [i.stem, i.name]), "Interview"),
+      speaker: () => pick("speaker", lib.people.map((p) => [p, p]), "Speaker"),
+      language: () => pick("language", lib.languages.map((l) => [l, l]), "Language"),
+      tag: () => pick("tag", lib.tags.map((t) => [t.tag, t.tag]), "Tag"),
+    };
+    return names.map((n) => all[n]()).join("");
+  }
+
+  const HOW = { meaning: "by meaning", both: "words + meaning" };
+
+  function hitItem(h, n) {
+    return `<li class="hit ${speakerClass(h.colour)}" data-stem="${esc(h.stem)}" data-start="${h.start}" data-end="${h.end}" data-phrase="${h.phrase}">
+      <div class="hit-head">${n ? `<span class="num">${n}</span>` : ""}<a href="#/interview/${encodeURIComponent(h.stem)}?t=${h.start}">${esc(h.interview)}</a>
       ${h.speaker ? `<span class="who">${esc(h.speaker)}</span>` : ""}
       <button type="button" class="play">▶ ${clock(h.start)}</button>
+      ${HOW[h.how] ? `<span class="how ${esc(h.how)}" title="How this phrase was found">${HOW[h.how]}</span>` : ""}
       <button type="button" class="link highlight-hit">Highlight</button></div>
-      <p class="text">${marked(h.text, h.marks)}</p></li>`).join("");
-    view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Search</h1>
-      <form class="filters" id="filters">${pick("interview", lib.interviews.map((i) => [i.stem, i.name]), "Interview")}
-      ${pick("speaker", lib.people.map((p) => [p, p]), "Speaker")}${pick("language", lib.languages.map((l) => [l, l]), "Language")}
-      ${pick("tag", lib.tags.map((t) => [t.tag, t.tag]), "Tag")}</form>
-      <p class="status">${q ? `${plural(found.count, "phrase")} found${found.count > found.hits.length ? ` (the first ${found.hits.length} shown)` : ""}.` : "Type words to find in every interview."}</p>
-      <ol class="hits">${hits}</ol></div>${quotePane()}</div>`;
-    state.pane = view.querySelector(".pane");
-    view.querySelector("#filters").addEventListener("change", (e) => {
-      const next = new URLSearchParams(query);
-      if (e.target.value) next.set(e.target.name, e.target.value); else next.delete(e.target.name);
-      location.hash = `#/search?${next}`;
-    });
+      <p class="text">${marked(h.text, h.marks || [])}</p></li>`;
+  }
+
+  function wireHits(root) {
     wirePlayButtons();
-    view.querySelectorAll("button.highlight-hit").forEach((b) => b.addEventListener("click", async () => {
+    root.querySelectorAll("button.highlight-hit").forEach((b) => b.addEventListener("click", async () => {
       const li = b.closest(".hit");
       try {
         const data = await api(`api/interviews/${encodeURIComponent(li.dataset.stem)}`);
@@ -246,6 +249,38 @@
           () => toast("Highlight saved."));
       } catch (err) { toast(err.message, "error"); }
     }));
+  }
+
+  async function showSearch(params) {
+    const shown = state.shown;
+    const lib = await api("api/library");
+    setColours(lib);
+    state.tags = lib.tags.map((t) => t.tag);
+    const q = params.get("q") || "";
+    document.getElementById("q").value = q;
+    const query = new URLSearchParams();
+    ["q", "interview", "speaker", "language", "tag"].forEach((k) => { if (params.get(k)) query.set(k, params.get(k)); });
+    view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Search</h1>
+      <form class="filters" id="filters">${filterPicks(lib, params, ["interview", "speaker", "language", "tag"])}</form>
+      <p class="status" aria-live="polite">${q ? `<span class="spinner"></span>Searching every interview by words and by meaning…` : "Type words to find in every interview, or what someone meant."}</p>
+      <p class="meaning-line" hidden></p>
+      <ol class="hits"></ol></div>${quotePane()}</div>`;
+    state.pane = view.querySelector(".pane");
+    view.querySelector("#filters").addEventListener("change", (e) => {
+      const next = new URLSearchParams(query);
+      if (e.target.value) next.set(e.target.name, e.target.value); else next.delete(e.target.name);
+      location.hash = `#/search?${next}`;
+    });
+    if (!q) return;
+    const found = await api(`api/search?${query}`);
+    if (shown !== state.shown) return;
+    const meaningLine = view.querySelector(".meaning-line");
+    if (found.line) { meaningLine.textContent = found.line; meaningLine.hidden = false; }
+    const byMeaning = found.hits.filter((h) => h.how !== "words").length;
+    view.querySelector(".status").textContent = `${plural(found.count, "phrase")} found${
+      found.meaning ? ` (${byMeaning} by meaning)` : ""}${found.count > found.hits.length ? `, the first ${found.hits.length} shown` : ""}.`;
+    view.querySelector(".hits").innerHTML = found.hits.map((h) => hitItem(h)).join("");
+    wireHits(view);
   }
 
   function marked(text, marks) {
@@ -259,6 +294,154 @@
     const q = document.getElementById("q").value.trim();
     location.hash = q ? `#/search?q=${encodeURIComponent(q)}` : "#/";
   });
+
+  // --- ask: the phrases that answer a question, then the local LLM's answer, every quote checked ---
+  async function showAsk(params) {
+    const shown = state.shown;
+    const lib = await api("api/library");
+    setColours(lib);
+    state.tags = lib.tags.map((t) => t.tag);
+    const q = params.get("q") || "";
+    const query = new URLSearchParams();
+    ["q", "interview", "speaker", "tag"].forEach((k) => { if (params.get(k)) query.set(k, params.get(k)); });
+    view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Ask your interviews</h1>
+      <form class="ask-form" id="ask-form" autocomplete="off">
+        <textarea name="q" rows="2" maxlength="1000" placeholder="e.g. What did people say about pricing?" aria-label="Your question">${esc(q)}</textarea>
+        <div class="filters">${filterPicks(lib, params, ["interview", "speaker", "tag"])}
+        <button type="submit" class="primary">Ask</button></div>
+      </form>
+      <div id="ask-result">${q ? "" : `<p class="status">Ask a question in any language: the phrases that answer it come from every interview, then an answer written from them alone, each quote checked.</p>`}</div>
+      </div>${quotePane()}</div>`;
+    state.pane = view.querySelector(".pane");
+    const form = view.querySelector("#ask-form");
+    const ask = () => {
+      const next = new URLSearchParams();
+      next.set("q", form.q.value.trim());
+      form.querySelectorAll("select").forEach((s) => { if (s.value) next.set(s.name, s.value); });
+      if (form.q.value.trim()) location.hash = `#/ask?${next}`;
+    };
+    form.addEventListener("submit", (e) => { e.preventDefault(); ask(); });
+    form.q.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(); } });
+    if (!q) { form.q.focus(); return; }
+    const result = view.querySelector("#ask-result");
+    result.innerHTML = `<p class="status" aria-live="polite"><span class="spinner"></span>Finding the phrases that answer it…</p>`;
+    const found = await api(`api/ask?${query}`);
+    if (shown !== state.shown) return;
+    result.innerHTML = `<section class="answer" id="answer" aria-live="polite">${found.llm
+      ? `<p class="status waiting"><span class="spinner"></span>Writing the answer from these phrases with the local LLM… <span class="elapsed"></span></p>`
+      : `<p class="status no-llm">${esc(found.llm_line || "No written answer: the phrases alone.")}</p>`}</section>
+      ${found.line ? `<p class="meaning-line">${esc(found.line)}</p>` : ""}
+      <section class="phrases"><h2>Phrases that answer it <span class="count">${found.phrases.length}</span></h2>
+      ${found.phrases.length ? `<ol class="hits">${found.phrases.map((h, i) => hitItem(h, i + 1)).join("")}</ol>`
+        : `<p class="empty">No phrase answers it${query.has("tag") || query.has("interview") || query.has("speaker") ? " with these filters" : ""}.</p>`}</section>`;
+    wireHits(result);
+    if (!found.llm) return;
+    const began = Date.now();
+    const tick = setInterval(() => {
+      const el = result.querySelector(".elapsed");
+      if (el && shown === state.shown) el.textContent = `${Math.round((Date.now() - began) / 1000)} s (a small model on a laptop takes up to a minute)`;
+      else clearInterval(tick);
+    }, 1000);
+    let answer;
+    try { answer = await api(`api/ask/answer?${query}`); } finally { clearInterval(tick); }
+    if (shown !== state.shown) return;
+    result.querySelector("#answer").innerHTML = answerHtml(answer);
+    wirePlayButtons();
+  }
+
+  function answerHtml(a) {
+    if (!a.points.length) return `<p class="status no-llm">${esc(a.line || "The LLM wrote no answer: the phrases below are what the interviews say.")}</p>`;
+    const points = a.points.map((p) => `<li class="point">
+      <p>${esc(p.text)}</p>
+      <div class="cites">${p.citations.map((c) => `<span class="cite ${speakerClass(c.colour)}" data-stem="${esc(c.stem)}" data-start="${c.time}" data-end="${c.time + 8}">
+        <button type="button" class="play" title="${esc(c.text)}">▶ ${clock(c.time)}</button>
+        <a href="#/interview/${encodeURIComponent(c.stem)}?t=${c.time}">${esc(c.interview)}</a>${c.speaker ? ` · <span class="who">${esc(c.speaker)}</span>` : ""}</span>`).join("")}
+      ${p.citations.length ? "" : `<span class="unbacked">cites no phrase: not backed by the interviews</span>`}</div>
+      ${p.unverified.map((u) => `<p class="unverified" title="Looked up in every transcript: not found">“${esc(u)}”: not said in these interviews</p>`).join("")}
+      </li>`).join("");
+    return `<h2>Answer <span class="count">written by ${esc(a.model || "the local LLM")} from the phrases below only; every moment checked</span></h2><ul class="points">${points}</ul>`;
+  }
+
+  // --- themes: highlights grouped by meaning; a highlight moved to another theme is kept ---------
+  async function showThemes(params) {
+    const shown = state.shown;
+    const tag = params.get("tag") || "";
+    const lib = await api("api/library");
+    setColours(lib);
+    view.innerHTML = `<div class="page with-pane wide"><div class="main-col"><h1>Themes</h1>
+      <form class="filters" id="theme-filter"><label>Highlights <select name="tag"><option value="">all of them</option>${
+        lib.tags.map((t) => `<option value="${esc(t.tag)}"${t.tag === tag ? " selected" : ""}>tagged ${esc(t.tag)}</option>`).join("")}</select></label></form>
+      <p class="status" aria-live="polite"><span class="spinner"></span>Grouping the highlights by meaning…</p>
+      <div class="board-themes" id="themes"></div></div>${quotePane()}</div>`;
+    state.pane = view.querySelector(".pane");
+    view.querySelector("#theme-filter").addEventListener("change", (e) => {
+      location.hash = e.target.value ? `#/themes?tag=${encodeURIComponent(e.target.value)}` : "#/themes";
+    });
+    const board = await api(`api/themes?tag=${encodeURIComponent(tag)}`);
+    if (shown !== state.shown) return;
+    drawThemes(board);
+  }
+
+  function drawThemes(board) {
+    state.board = board;
+    const count = board.themes.reduce((n, t) => n + t.cards.length, 0);
+    view.querySelector(".status").innerHTML = count
+      ? `${plural(count, "highlight")} in ${plural(board.themes.length, "theme")}${board.by_meaning ? ", grouped by meaning" : ""}. Drag a quote to another theme (or use its “Move to”): it stays there.${
+        board.line ? `<br><span class="meaning-line">${esc(board.line)}</span>` : ""}`
+      : `No highlights${board.tag ? ` tagged ${esc(board.tag)}` : ""} yet. Open an interview, select words in its transcript and highlight them.`;
+    const options = (here) => board.themes.filter((t) => t.id !== here).map((t) => `<option value="${esc(t.id)}">${esc(t.name)}</option>`).join("");
+    view.querySelector("#themes").innerHTML = board.themes.map((t) => `
+      <section class="theme" data-theme="${esc(t.id)}"><h2>${esc(t.name)}</h2>
+      <p class="backing"><span class="n-quotes">${plural(t.cards.length, "quote")}</span> · <span class="n-interviews">${plural(t.interviews, "interview")}</span> · <span class="n-people">${plural(t.people, "person").replace("persons", "people")}</span></p>
+      ${t.cards.map((c) => `<figure class="quote card ${speakerClass(c.colour)}" data-key="${esc(c.key)}" data-stem="${esc(c.stem)}" data-start="${c.start}" data-end="${c.end}">
+        <blockquote>${esc(c.quote)}</blockquote>
+        <figcaption><button type="button" class="play" title="Play this quote">▶ ${clock(c.start)}</button>
+        ${c.speaker ? `<span class="who">${esc(c.speaker)}</span>` : ""}
+        <a href="#/interview/${encodeURIComponent(c.stem)}?t=${c.start}">${esc(c.interview)}</a>
+        ${c.tags.map((x) => `<a class="tag" href="#/tag/${encodeURIComponent(x)}">${esc(x)}</a>`).join("")}</figcaption>
+        <label class="move">Move to <select aria-label="Move this highlight to another theme"><option value="">…</option>${options(t.id)}<option value="new">a new theme</option></select></label>
+      </figure>`).join("")}</section>`).join("");
+    view.querySelectorAll(".theme .move select").forEach((select) => select.addEventListener("change", () => {
+      if (select.value) moveCard(select.closest("[data-key]").dataset.key, select.value, select);
+    }));
+    // Or drag a quote onto another theme.
+    view.querySelectorAll(".theme .card").forEach((card) => {
+      card.draggable = true;
+      card.addEventListener("dragstart", (e) => {
+        e.dataTransfer.setData("text/plain", card.dataset.key);
+        e.dataTransfer.effectAllowed = "move";
+        card.classList.add("dragging");
+      });
+      card.addEventListener("dragend", () => card.classList.remove("dragging"));
+    });
+    view.querySelectorAll(".theme").forEach((theme) => {
+      theme.addEventListener("dragover", (e) => { e.preventDefault(); theme.classList.add("drop"); });
+      theme.addEventListener("dragleave", (e) => { if (!theme.contains(e.relatedTarget)) theme.classList.remove("drop"); });
+      theme.addEventListener("drop", (e) => {
+        e.preventDefault();
+        theme.classList.remove("drop");
+        const key = e.dataTransfer.getData("text/plain");
+        const from = state.board.themes.find((t) => t.cards.some((c) => c.key === key));
+        if (from && from.id !== theme.dataset.theme) moveCard(key, theme.dataset.theme);
+      });
+    });
+    wirePlayButtons();
+  }
+
+  async function moveCard(key, to, select) {
+    try {
+      const next = await api("api/themes/move", { method: "POST", body: { version: state.board.version, tag: state.board.tag, highlight: key, to } });
+      drawThemes(next);
+      toast("Highlight moved.");
+    } catch (err) {
+      if (select) select.value = "";
+      toast(err.message, "error");
+      if (err.status === 409 && !document.getElementById("reload-themes")) {
+        view.querySelector(".status").insertAdjacentHTML("afterend", `<p class="stale">The themes changed in another tab or an interview. <button type="button" id="reload-themes" class="primary">Reload</button></p>`);
+        document.getElementById("reload-themes").addEventListener("click", () => route());
+      }
+    }
+  }
 
   // --- an interview ----------------------------------------------------------------------------
   async function showInterview(stem, params) {
@@ -628,6 +811,7 @@
     interview: () => state.interview,
     phraseAt: (t) => phraseAt(t),
     ready: () => Boolean(state.player),
+    board: () => state.board,
   };
 
   window.addEventListener("hashchange", route);

@@ -1,0 +1,178 @@
+"""The models behind the workspace's search, Ask and Themes, each loaded once per server, the first
+time a page needs it (the server starts without them): the embedding model of search by meaning
+and the LLM that writes Ask's answers. Searching, asking and grouping are igot.search's own
+functions (the same hits as `igot search`, the same checked answers as `igot ask`); this only
+keeps what they read: the models, and the library's meaning index while its files are unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from igot.outputs.library import Hit, Interview
+from igot.search import ask, commands, embed, meaning
+from igot.search.embed import Embedder
+from igot.search.meaning import MeaningIndex
+
+KEEP_QUOTE_VECTORS = 5000  # highlight quotes' vectors kept for the Themes board (~8 MB)
+
+
+@dataclass
+class Found:
+    """A search's hits, and one line on what meaning search needs ("" when it took part)."""
+
+    hits: list[Hit]
+    meaning: bool  # whether meaning took part
+    line: str
+
+
+def indexed_model(interviews: Sequence[Interview], load: Callable[[Path], Optional[embed.PhraseEmbeddings]] = embed.load_embeddings) -> Optional[str]:
+    """The model most of the library's interviews were embedded with (`igot index` or the run)."""
+    models = Counter(e.model for iv in interviews if (e := load(iv.path)) is not None)
+    return models.most_common(1)[0][0] if models else None
+
+
+class Models:
+    """The workspace's models for one library folder. `embedding_model`: hub id or folder (None:
+    the one the library was indexed with, else iGot's default); `llm_model`: the LLM that writes
+    Ask's answers (None: iGot's default for the device); `use_llm` False: phrases alone;
+    `answer_tokens`: the longest answer, in tokens; `llm`: one already loaded (the notebook's)."""
+
+    def __init__(self, folder: Path, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
+                 use_llm: bool = True, device: str = "cpu", answer_tokens: int = ask.MAX_NEW_TOKENS, llm: Any = None) -> None:
+        self.folder = Path(folder)
+        self.embedding_model = embedding_model
+        self.llm_model = llm_model
+        self.use_llm = use_llm
+        self.device = device
+        self.answer_tokens = answer_tokens  # the longest answer written, in tokens
+        self._lock = threading.Lock()  # one load, one query at a time (the models are not shared safely)
+        self._llm_lock = threading.Lock()  # one answer written at a time: it holds the CPU for seconds
+        self._embedder: dict[str, Optional[Embedder]] = {}  # by model name; None: tried, and said why
+        self._embedder_line: dict[str, str] = {}
+        self._index: Optional[tuple[Any, tuple, MeaningIndex]] = None  # (interviews, embeddings' stamp, index)
+        self._llm: Optional[tuple[Any, str]] = (llm, "") if llm is not None else None  # (LLM or None, the line said when none)
+        self._quote_vectors: dict[tuple[str, str], np.ndarray] = {}
+        self._vectors: dict[Path, tuple[tuple, Optional[embed.PhraseEmbeddings]]] = {}  # by file: (its time and size, vectors)
+
+    # --- search by meaning ----------------------------------------------------------------------
+    def model_name(self, interviews: Sequence[Interview]) -> str:
+        return self.embedding_model or indexed_model(interviews, self._vectors_of) or embed.DEFAULT_EMBEDDING_MODEL
+
+    def _stamp(self) -> tuple:
+        folder = self.folder / embed.EMBEDDINGS_FOLDER
+        try:
+            with os.scandir(folder) as entries:
+                return tuple(sorted((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in entries if e.name.endswith(".json")))
+        except OSError:
+            return ()
+
+    def meaning_parts(self, interviews: list[Interview]) -> tuple[Optional[Embedder], Optional[MeaningIndex], str]:
+        """(embedder, index, line): the model and the vectors kept for these interviews, or Nones
+        with one line saying what meaning search needs. The index is read again only when the
+        interviews or their kept vectors changed; the model is loaded the first time only."""
+        with self._lock:
+            stamp = self._stamp()
+            if self._index is None or self._index[0] is not interviews or self._index[1] != stamp:
+                # which model: read again only when the kept vectors changed (a highlight saved changes
+                # the interviews, not their vectors)
+                name = self._index[2].model if self._index is not None and self._index[1] == stamp else self.model_name(interviews)
+                self._index = (interviews, stamp, meaning.load_index(interviews, name, self._vectors_of))
+            index = self._index[2]
+            if not len(index.vectors):
+                return None, None, index.missing_line() if interviews else ""
+            embedder = self._load_embedder(index.model)
+            if embedder is None:
+                return None, None, self._embedder_line[index.model]
+            return embedder, index, index.missing_line()
+
+    def _vectors_of(self, interview_json: Path) -> Optional[embed.PhraseEmbeddings]:
+        """An interview's kept vectors, read again only when their file changed: a highlight saved
+        changes the interview's JSON, not its phrases (an hour's vectors take ~20 ms to read)."""
+        path = embed.embeddings_path(interview_json)
+        try:
+            st = path.stat()
+        except OSError:
+            self._vectors.pop(path, None)
+            return None
+        kept = self._vectors.get(path)
+        if kept is None or kept[0] != (st.st_mtime_ns, st.st_size):
+            kept = self._vectors[path] = ((st.st_mtime_ns, st.st_size), embed.load_embeddings_file(path))
+        return kept[1]
+
+    def _load_embedder(self, name: str) -> Optional[Embedder]:
+        if name not in self._embedder:
+            said: list[str] = []
+            self._embedder[name] = commands.embedder_for(name, log=said.append)
+            self._embedder_line[name] = said[0] if said else ""
+        return self._embedder[name]
+
+    def search(self, interviews: list[Interview], query: str, language: str = "", only: Optional[meaning.Only] = None,
+               limit: int = meaning.MEANING_LIMIT) -> Found:
+        """Words and meaning together, as `igot search` finds them, kept to `only`."""
+        embedder, index, line = self.meaning_parts(interviews)
+        with self._lock:
+            hits = meaning.search(interviews, query, embedder, index, language=language, limit=limit, only=only)
+        return Found(hits, index is not None, line)
+
+    def ask_phrases(self, interviews: list[Interview], question: str, only: Optional[meaning.Only] = None) -> Found:
+        """The phrases that answer a question, as `igot ask` finds them."""
+        embedder, index, line = self.meaning_parts(interviews)
+        with self._lock:
+            phrases = ask.find_phrases(interviews, question, embedder, index, only=only)
+        return Found(phrases, index is not None, line)
+
+    def quote_vectors(self, interviews: list[Interview], texts: Sequence[str]) -> tuple[Optional[np.ndarray], str]:
+        """Unit vectors of highlight quotes (Themes), or None with the line of what they need."""
+        embedder, index, line = self.meaning_parts(interviews)
+        if embedder is None:
+            kept = self._index[2] if self._index is not None else None
+            if kept is not None and not len(kept.vectors):  # no index at all: say what makes one
+                flag = f" --embedding-model {kept.model}" if kept.model != embed.DEFAULT_EMBEDDING_MODEL else ""
+                line = f"No interview has a meaning index for {kept.model}: run igot index{flag} once (it downloads the model the first time)."
+            return None, line
+        if not texts:
+            return np.zeros((0, embedder.dimension), np.float32), ""
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if (embedder.name, t) not in self._quote_vectors))
+            if todo:
+                if len(self._quote_vectors) + len(todo) > KEEP_QUOTE_VECTORS:
+                    self._quote_vectors.clear()
+                for text, vector in zip(todo, embed.embed_texts(embedder, todo, "passage")):
+                    self._quote_vectors[(embedder.name, text)] = vector
+            return np.array([self._quote_vectors[(embedder.name, t)] for t in texts], np.float32).reshape(len(texts), -1), ""
+
+    # --- the LLM that writes answers ---------------------------------------------------------------
+    def llm_state(self) -> tuple[bool, str]:
+        """(whether a written answer may come, the line saying why not): the LLM is not loaded here."""
+        if not self.use_llm:
+            return False, "No written answer, the phrases alone: the workspace was started with --no-llm."
+        if self._llm is not None and self._llm[0] is None:
+            return False, self._llm[1]
+        return True, ""
+
+    def llm(self) -> tuple[Any, str]:
+        """The LLM, loaded the first time; (None, why) when there is none."""
+        if not self.use_llm:
+            return None, self.llm_state()[1]
+        with self._llm_lock:
+            if self._llm is None:
+                said: list[str] = []
+                model = commands.llm_for(self.llm_model, self.device, log=said.append)
+                self._llm = (model, said[0] if said else "")
+            return self._llm
+
+    def answer(self, interviews: list[Interview], question: str, phrases: list[Hit]) -> tuple[ask.Answer, str]:
+        """The LLM's answer from `phrases` alone, its citations and quotes checked (igot.search.ask)."""
+        model, line = self.llm()
+        if model is None:
+            return ask.Answer(question, phrases), line
+        with self._llm_lock:
+            return ask.answer(question, phrases, interviews, model, self.answer_tokens), ""
