@@ -98,6 +98,19 @@ def test_a_foreign_host_or_origin_is_refused_and_changes_nothing(client, folder,
     assert snapshot(folder) == before
 
 
+def test_another_site_may_open_the_page_by_a_link_and_nothing_else(client, folder):
+    """A link followed from another site (or Colab's frame) opens the workspace; a link to what
+    runs work (an answer by the LLM, a clip by ffmpeg, a tag's export) does not."""
+    before = snapshot(folder)
+    link = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}
+    assert client.get("/", headers=link).status_code == 200
+    for path in ("/api/ask/answer?q=price", "/api/tag/reel?name=pricing", "/api/tag/export?name=pricing&format=csv",
+                 "/api/library", "/media/bruno", "/files/joana.html"):
+        r = client.get(path, headers=link)
+        assert r.status_code == 403 and r.text.startswith("Refused:"), path
+    assert snapshot(folder) == before
+
+
 def test_its_own_addresses_are_answered(client):
     for host in ("127.0.0.1:8765", "localhost:8765"):
         assert client.get("/api/library", headers={"Host": host, "Origin": f"http://{host}"}).status_code == 200

@@ -5,7 +5,7 @@ send it requests (its Origin is then that page's), and a host name it controls c
 127.0.0.1 (DNS rebinding: the Host header then names that site). So every request must name
 this server in its Host, and in its Origin when it has one; a browser's Sec-Fetch-Site says
 "cross-site" for a request another site's page made, even where no Origin is sent (a <video>
-or <img> tag): only opening a page (a GET navigation) is let in from another site. Files: only those inside the library folder, by their real path (no "..", no
+or <img> tag): only opening the workspace's page (a GET navigation to it) is let in from another site. Files: only those inside the library folder, by their real path (no "..", no
 absolute path, no symbolic link leading out).
 """
 

@@ -51,6 +51,11 @@ PLAYERS = "https://www.youtube.com https://s.ytimg.com https://player.vimeo.com"
 FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://player.vimeo.com"
 
 
+# What another site may open by a link (and Colab's output frame shows): the workspace's page, which
+# then reads the library from its own origin. Nothing else: a link to /api/ask/answer would make
+# the LLM run, a link to a clip would make ffmpeg run.
+OPENED_BY_LINK = ("/",)
+
 def _policy(frame_ancestors: Sequence[str]) -> str:
     return ("default-src 'self'; "
             f"script-src 'self' {PLAYERS}; frame-src {FRAMES}; "
@@ -74,7 +79,8 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:
         why = door.refusal(request.headers.get("host"), request.headers.get("origin"), request.headers.get("sec-fetch-site"),
-                           request.method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate")
+                           request.method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate"
+                           and request.url.path in OPENED_BY_LINK)
         if why:
             return PlainTextResponse(why + "\n", status_code=403)
         if request.method in ("POST", "PATCH", "PUT") and \
