@@ -17,6 +17,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
@@ -53,14 +54,24 @@ def _normalize_lines(texts: list[str]) -> list[str]:
     return [f" {' '.join(line.split())} " for line in _NOT_WORD_KEEP_LINES.sub(" ", joined).split("\n")]
 
 
+@lru_cache(maxsize=4096)
+def _piece(ch: str) -> Optional[str]:
+    """What one character becomes in normalize() (" " for one that is not part of a word); None for
+    an accent typed on its own (already decomposed), which normalize() drops. Kept: a search marks
+    the words of hundreds of phrases, character by character."""
+    if not _MARKS.sub("", unicodedata.normalize("NFD", ch)):
+        return None
+    return normalize(ch) or " "
+
+
 def _normalize_mapped(text: str) -> tuple[str, list[int]]:
     """normalize(), with the index in `text` of each character of the result (for highlighting)."""
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
-        if not _MARKS.sub("", unicodedata.normalize("NFD", ch)):
-            continue  # an accent typed on its own (already decomposed): dropped, as normalize() does
-        piece = normalize(ch) or " "
+        piece = _piece(ch)
+        if piece is None:
+            continue
         for c in piece:
             if c == " " and (not out or out[-1] == " "):
                 continue
@@ -90,6 +101,18 @@ class Interview:
 
     def speaker_names(self) -> list[str]:
         return [name for _, name in export.header_facts(self.transcript).speakers]
+
+    @cached_property
+    def search_lines(self) -> tuple[list[str], list[str]]:
+        """Each phrase's clean text, and its normalize()d form padded with spaces: made once per
+        interview read, so a server searching the same library again reads them (they are most of
+        a search's time)."""
+        texts = [clean_text(p.text) for p in self.transcript.phrases]
+        return texts, _normalize_lines(texts)
+
+    @cached_property
+    def page_uri(self) -> str:
+        return self.page.resolve().as_uri()
 
 
 @dataclass
@@ -306,14 +329,14 @@ def search(interviews: Iterable[Interview], query: str | Query, speaker: str = "
             continue
         names = {s: clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in {p.speaker for p in t.phrases}}
         padded = {s: f" {normalize(n)} " for s, n in names.items()}
-        texts = [clean_text(p.text) for p in t.phrases]
-        for i, (p, text, hay) in enumerate(zip(t.phrases, texts, _normalize_lines(texts))):
+        texts, hays = iv.search_lines
+        for i, (p, text, hay) in enumerate(zip(t.phrases, texts, hays)):
             if want_speaker and want_speaker not in padded[p.speaker]:
                 continue
             if all(f" {w}" in hay or f" {w}" in padded[p.speaker] for w in q.words) and \
                     all(f" {ph} " in hay for ph in q.phrases):
                 hits.append(Hit(iv.name, names[p.speaker], p.start, text, i, video_link(t, p.start),
-                                f"{iv.page.resolve().as_uri()}#p-{i}", _marks(text, q), t.info.get("google_doc")))
+                                f"{iv.page_uri}#p-{i}", _marks(text, q), t.info.get("google_doc")))
     return hits
 
 
