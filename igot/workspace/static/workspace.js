@@ -251,15 +251,21 @@
     }));
   }
 
-  async function showSearch(params) {
-    const shown = state.shown;
+  // Where the search and Ask pages start: the library (its colours, its tags to suggest), the
+  // question, and the filters passed on to the server.
+  async function questionPage(params, keys) {
     const lib = await api("api/library");
     setColours(lib);
     state.tags = lib.tags.map((t) => t.tag);
-    const q = params.get("q") || "";
-    document.getElementById("q").value = q;
     const query = new URLSearchParams();
-    ["q", "interview", "speaker", "language", "tag"].forEach((k) => { if (params.get(k)) query.set(k, params.get(k)); });
+    keys.forEach((k) => { if (params.get(k)) query.set(k, params.get(k)); });
+    return { lib, q: params.get("q") || "", query };
+  }
+
+  async function showSearch(params) {
+    const shown = state.shown;
+    const { lib, q, query } = await questionPage(params, ["q", "interview", "speaker", "language", "tag"]);
+    document.getElementById("q").value = q;
     view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Search</h1>
       <form class="filters" id="filters">${filterPicks(lib, params, ["interview", "speaker", "language", "tag"])}</form>
       <p class="status" aria-live="polite">${q ? `<span class="spinner"></span>Searching every interview by words and by meaning…` : "Type words to find in every interview, or what someone meant."}</p>
@@ -298,12 +304,7 @@
   // --- ask: the phrases that answer a question, then the local LLM's answer, every quote checked ---
   async function showAsk(params) {
     const shown = state.shown;
-    const lib = await api("api/library");
-    setColours(lib);
-    state.tags = lib.tags.map((t) => t.tag);
-    const q = params.get("q") || "";
-    const query = new URLSearchParams();
-    ["q", "interview", "speaker", "tag"].forEach((k) => { if (params.get(k)) query.set(k, params.get(k)); });
+    const { lib, q, query } = await questionPage(params, ["q", "interview", "speaker", "tag"]);
     view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Ask your interviews</h1>
       <form class="ask-form" id="ask-form" autocomplete="off">
         <textarea name="q" rows="2" maxlength="1000" placeholder="e.g. What did people say about pricing?" aria-label="Your question">${esc(q)}</textarea>
