@@ -492,7 +492,7 @@ def test_the_notebook_step_shows_the_workspace_through_colabs_port_proxy(folder,
     monkeypatch.syspath_prepend(str(FAKE_COLAB))
     request.addfinalizer(lambda: [sys.modules.pop(name) for name in colab_modules()])
     monkeypatch.setenv("FAKE_COLAB_IFRAMES", str(tmp_path / "iframes.jsonl"))
-    monkeypatch.setattr(igot.colab, "workspace", lambda: tmp_path)
+    monkeypatch.chdir(tmp_path)  # off Colab, the notebook's folder is the current one (colab.workspace)
     drive_copy = tmp_path / "igot-drive"
     drive_copy.mkdir()
     kept = replace(interview(), source=Source("Kept in Drive", None, None, "file"))
