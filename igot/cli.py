@@ -79,23 +79,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _library_filters(p) -> None:
+    """The library folder and the filters `igot search` and `igot ask` share."""
+    p.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
+    p.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
+    p.add_argument("--interview", default="", help="only interviews whose name contains this")
+
+
 def _library_parsers(sub) -> None:
     i = sub.add_parser("index", help="(re)write OUT/index.html: every interview in the folder, searchable in the browser")
     i.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     i.add_argument("--words-only", action="store_true", help="do not embed the interviews for search by meaning")
     s = sub.add_parser("search", help="find phrases in every interview of the output folder, by words and by meaning")
     s.add_argument("query", help='words in any order (accents and case don\'t matter), or "an exact phrase" in quotes')
-    s.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
-    s.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
-    s.add_argument("--interview", default="", help="only interviews whose name contains this")
+    _library_filters(s)
     s.add_argument("--json", action="store_true", help="hits as JSON, for scripts")
     s.add_argument("--words-only", action="store_true", help="only phrases with the query's words, as before search by meaning")
     s.add_argument("--limit", type=int, default=MEANING_LIMIT, help=f"phrases found by meaning to add (default: {MEANING_LIMIT})")
     a = sub.add_parser("ask", help="ask every interview a question: the phrases that answer it, and the local LLM's answer with checked quotes")
     a.add_argument("question", help="a question in any language, such as 'what did people say about pricing?'")
-    a.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
-    a.add_argument("--speaker", default="", help="only phrases of speakers whose name contains this")
-    a.add_argument("--interview", default="", help="only interviews whose name contains this")
+    _library_filters(a)
     a.add_argument("--tag", default="", help="only phrases inside highlights with this tag (igot tags lists them)")
     a.add_argument("--limit", type=int, default=ASK_LIMIT, help=f"phrases the answer is written from (default: {ASK_LIMIT})")
     a.add_argument("--llm-model", help=f"LLM that writes the answer: hub id, folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
