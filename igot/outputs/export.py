@@ -14,6 +14,7 @@ import re
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 from urllib.parse import urlsplit
@@ -129,7 +130,7 @@ def speaker_turns(t: Transcript) -> list[Paragraph]:
     ids = t.speaker_ids()
     turns: list[Paragraph] = []
     for p in t.phrases:
-        if not clean_text(p.text):
+        if not p.text.strip():  # what clean_text would make empty, without making it
             continue
         last = turns[-1].phrases[-1] if turns else None
         if last and last.speaker == p.speaker and (p.speaker or p.start - last.end < PARAGRAPH_PAUSE):
@@ -153,7 +154,7 @@ class Facts:
 
 def header_facts(t: Transcript) -> Facts:
     video = safe_link(t.source.url)
-    spoken = {p.speaker for p in t.phrases if clean_text(p.text)}
+    spoken = {p.speaker for p in t.phrases if p.text.strip()}
     return Facts(
         title=clean_text(t.source.title) or "Interview",
         video=video,
@@ -266,13 +267,32 @@ def _html_phrase(p: Phrase, index: int, runs: Sequence[tuple[int, int, list[High
     """A phrase, with id "p-<index>" (its place in the transcript) for the library's search to
     link to: the same phrase gets the same anchor when the page is written again. `runs`: the
     characters highlights cover (highlights.marked), marked with their tags."""
+    if not runs:
+        return _plain_html_phrase(p.text, index, p.link, p.start, p.end)
     e = html.escape
-    start, end = format_clock(p.start), format_clock(p.end)
-    when = start if start == end else f"{start}–{end}"
     tags = lambda covering: ", ".join(dict.fromkeys(tag for h in covering for tag in h.tags)) or marks.UNTAGGED  # noqa: E731
     text = "".join(f'<mark class="hl" title="{e(tags(covering))}">{e(piece)}</mark>' if covering else e(piece)
                    for piece, covering in marks.pieces(clean_text(p.text), runs))
-    link = safe_link(p.link)
+    return _html_phrase_around(text, index, p.link, p.start, p.end)
+
+
+# A phrase no highlight touches is drawn once and kept: a highlight saved in the workspace draws
+# its interview's page again, and an hour has ~1,500 phrases (an hour's page: ~35 ms to ~10 ms).
+# The key is everything the drawing reads, so a changed phrase is drawn anew. ~4 MB when full.
+PHRASES_KEPT = 16384
+
+
+@lru_cache(maxsize=PHRASES_KEPT)
+def _plain_html_phrase(text: str, index: int, link: Optional[str], start: float, end: float) -> str:
+    return _html_phrase_around(html.escape(clean_text(text)), index, link, start, end)
+
+
+def _html_phrase_around(text: str, index: int, link: Optional[str], start: float, end: float) -> str:
+    """The phrase's element around its drawn `text`: a link to its moment, or a span."""
+    e = html.escape
+    first, last = format_clock(start), format_clock(end)
+    when = first if first == last else f"{first}–{last}"
+    link = safe_link(link)
     if link:  # a new tab, so the reader keeps their place in the transcript
         return f'<a class="phrase" id="p-{index}" href="{e(link)}" title="{when}" target="_blank" rel="noopener">{text}</a>'
     return f'<span class="phrase" id="p-{index}" title="{when}">{text}</span>'
@@ -299,7 +319,7 @@ def _html_highlights(t: Transcript) -> str:
             colour = ids.index(speaker) if speaker in ids else 0
             clock = format_clock(h.start)
             link = highlight_link(t, h)
-            at = t.phrase_at(h.start)
+            at = t.phrase_at(h.start) if not link else None
             when = (f'<a href="{e(link)}" target="_blank" rel="noopener">{clock}</a>' if link
                     else f'<a href="#p-{at}">{clock}</a>' if at is not None else clock)
             by = (f'<span class="who s{colour}">{e(who)}</span>, ' if who else "") + when
@@ -405,9 +425,20 @@ def md_url(url: str) -> str:
 
 def _md_phrase(p: Phrase, runs: Sequence[tuple[int, int, list[Highlight]]] = ()) -> str:
     """A phrase; the words highlights cover in bold (highlights.marked)."""
+    if not runs:
+        return _plain_md_phrase(p.text, p.link)
     text = "".join(f"**{_md_inline(piece)}**" if covering else _md_inline(piece)
                    for piece, covering in marks.pieces(clean_text(p.text), runs))
-    link = safe_link(p.link)
+    return _md_linked(text, p.link)
+
+
+@lru_cache(maxsize=PHRASES_KEPT)  # as _plain_html_phrase
+def _plain_md_phrase(text: str, link: Optional[str]) -> str:
+    return _md_linked(_md_inline(clean_text(text)), link)
+
+
+def _md_linked(text: str, link: Optional[str]) -> str:
+    link = safe_link(link)
     return f"[{text}]({md_url(link)})" if link else text
 
 
