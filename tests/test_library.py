@@ -166,6 +166,30 @@ def test_an_edited_or_removed_interview_is_read_again(tmp_path):
     assert [iv.name for iv in load_interviews(tmp_path)] == ["Outra"]
 
 
+
+def test_a_server_reads_again_only_the_interviews_that_changed(tmp_path):
+    """What igot serve does after every change: the listing it had is kept, and only a changed or
+    new file is read again; searches see every change."""
+    t = make_transcript()
+    t.save(tmp_path / "joana.json")
+    t.source.title = "Outra"
+    t.save(tmp_path / "outra.json")
+    first, _ = library.load_library(tmp_path)
+    assert [h.speaker for h in search(first, "vamos")] == ["Ana Conceição", "Ana Conceição"]
+    t.speakers[0].name = "Ana Souza"
+    t.save(tmp_path / "outra.json")
+    time.sleep(0.01)
+    t.source.title = "Nova"
+    t.save(tmp_path / "nova.json")
+    (tmp_path / "joana.json").unlink()
+    second, skipped = library.load_library(tmp_path, known=first)
+    assert not skipped and sorted(iv.name for iv in second) == ["Nova", "Outra"]
+    assert [h.speaker for h in search(second, "vamos")] == ["Ana Souza", "Ana Souza"]
+    kept = next(iv for iv in second if iv.name == "Outra")
+    third, _ = library.load_library(tmp_path, known=second)
+    assert next(iv for iv in third if iv.name == "Outra") is kept  # unchanged: kept, with its word index
+
+
 # --- the command line ---------------------------------------------------------------------------
 def cli(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from igot.cli import main
-from igot.outputs.library import load_library, normalize
+from igot.outputs.library import load_library, normalize, parse_query
 from igot.search import ask, embed, meaning
 from igot.search.themes import Quote, group_themes
 from igot.text import format_clock
@@ -91,6 +91,20 @@ def test_words_and_meaning_merge_a_phrase_found_both_ways_first(minilm_index):
     only = json.loads(cli("search", REMEMBERED, "--out", str(minilm_index), "--embedding-model", minilm_path(),
                           "--speaker", "carla", "--json")[1])
     assert only and {h["speaker"] for h in only} == {"Carla"}
+
+
+def test_a_word_said_in_many_phrases_is_counted_whole_and_its_fullest_phrases_come_first(tmp_path):
+    """The workspace shows a search's first few hundred hits and how many there are: every hit is
+    counted, the ones shown have their words marked, and the phrases the query makes most of lead."""
+    lines = [f"Paguei a conta número {n} com Pix ontem à noite." for n in range(450)] + ["Pix!", "Pix, pix e mais pix."]
+    interview("Entrevista — Rita", lines, "pt", url=None).save(tmp_path / "rita.json")
+    interviews, _ = load_library(tmp_path)
+    hits = meaning.search(interviews, "pix", None, None)
+    assert len(hits) == 452 and hits[451].text == "Pix, pix e mais pix."  # no meaning: the library's order
+    shown = hits[:300]
+    assert len(shown) == 300 and all(h.text[slice(*h.marks[0])] == "Pix" for h in shown)
+    ranked = meaning.rank_words(meaning.word_matches(interviews, parse_query("pix")), parse_query("pix"))
+    assert [i for _, i in ranked[:2]] == [450, 451] and [i for _, i in ranked[2:5]] == [0, 1, 2]
 
 
 def test_index_keeps_vectors_per_interview_and_redoes_only_changed_ones(minilm_index, tmp_path):

@@ -16,8 +16,10 @@ import json
 import math
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import accumulate
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
@@ -89,6 +91,7 @@ class Interview:
     transcript: Transcript
     path: Path  # its JSON file
     date: datetime  # when it was transcribed: info["created"], else the JSON file's time
+    stamp: Optional[list[int]] = None  # the file's time (ns) and size when it was read
 
     @property
     def name(self) -> str:
@@ -111,8 +114,47 @@ class Interview:
         return texts, _normalize_lines(texts)
 
     @cached_property
+    def search_names(self) -> dict[str, tuple[str, str]]:
+        """{speaker id of a phrase: (the name a hit shows, its normalize()d form padded with spaces)}."""
+        t = self.transcript
+        names = {s: clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in {p.speaker for p in t.phrases}}
+        return {s: (name, f" {normalize(name)} ") for s, name in names.items()}
+
+    @cached_property
+    def word_index(self) -> "WordIndex":
+        return WordIndex(self.search_lines[1])
+
+    @cached_property
     def page_uri(self) -> str:
         return self.page.resolve().as_uri()
+
+
+class WordIndex:
+    """Which phrases of an interview hold a word beginning with some letters: a search reads only
+    the phrases its rarest term is in, not every phrase (200 hours hold ~300,000)."""
+
+    def __init__(self, hays: Sequence[str]) -> None:
+        where: dict[str, list[int]] = {}
+        for i, hay in enumerate(hays):
+            for word in set(hay.split()):
+                where.setdefault(word, []).append(i)
+        self.words = sorted(where)
+        self.phrases = [tuple(where[w]) for w in self.words]  # tuples of numbers: the garbage collector leaves them
+        self.sizes = list(accumulate((len(found) for found in self.phrases), initial=0))
+
+    def _range(self, start: str) -> tuple[int, int]:
+        # Every word beginning with `start` sorts between it and it followed by the last character.
+        return bisect_left(self.words, start), bisect_left(self.words, start + "\U0010ffff")
+
+    def count(self, start: str) -> int:
+        """How many phrases hold a word beginning with `start`, at most (one read, no set made)."""
+        lo, hi = self._range(start)
+        return self.sizes[hi] - self.sizes[lo]
+
+    def having(self, start: str) -> set[int]:
+        """The phrases that hold a word beginning with `start`."""
+        lo, hi = self._range(start)
+        return {i for found in self.phrases[lo:hi] for i in found}
 
 
 @dataclass
@@ -130,15 +172,20 @@ class Skipped:
 REDO = "run igot run again on its recording (finished steps are reused), or move the file out of the folder"
 
 
-def load_library(folder: Path | str) -> tuple[list[Interview], list[Skipped]]:
+def load_library(folder: Path | str, known: Iterable[Interview] = ()) -> tuple[list[Interview], list[Skipped]]:
     """Every interview JSON directly in `folder`, newest first, its phrases without their words,
     and the interview JSONs that could not be read (old or damaged), each with why. Other JSON
     files (not interviews) are passed over.
 
     What search needs of each file is kept in OUT/.igot/library-cache.json, by the file's time
-    and size: with 200 one-hour interviews, reading every JSON again would cost each run ~10 s."""
+    and size: with 200 one-hour interviews, reading every JSON again would cost each run ~10 s.
+    `known`: the interviews of an earlier listing (a server's): those whose file is unchanged are
+    kept as they are, with what searching them built (~4 s to build again for 200 hours)."""
     folder = Path(folder)
-    cache = _read_cache(folder / CACHE)
+    before = {iv.path: iv for iv in known}
+    # Read only when a file is new to `known`: the interviews a server knows are read again from
+    # their own files when they change (one file, after a highlight saved), the cache left as it is.
+    cache: Optional[dict[str, list]] = None if before else _read_cache(folder / CACHE)
     seen: dict[str, list] = {}
     interviews, skipped = [], []
     for path in sorted(folder.glob("*.json")):
@@ -147,18 +194,25 @@ def load_library(folder: Path | str) -> tuple[list[Interview], list[Skipped]]:
         except OSError:
             continue  # removed while we looked
         stamp = [stat.st_mtime_ns, stat.st_size]
-        entry = cache.get(path.name)
+        kept = before.get(path)
+        if kept is not None and kept.stamp == stamp:
+            interviews.append(kept)
+            continue
+        if kept is None and cache is None:
+            cache = _read_cache(folder / CACHE)
+        entry = (cache or {}).get(path.name)
         data, why = (entry[1], entry[2]) if entry and entry[0] == stamp else _search_data(path)
         seen[path.name] = [stamp, data, why]
         if data is not None:
             try:
-                interviews.append(Interview(Transcript.from_dict(data), path, _date(data, path)))
+                interviews.append(Interview(Transcript.from_dict(data), path, _date(data, path), stamp))
             except (ValueError, KeyError, TypeError, AttributeError) as err:
                 why = f"it is not a transcript this iGot can read ({err}); {REDO}"
         if why:
             skipped.append(Skipped(path, why))
-    if seen.keys() != cache.keys() or any(cache[name][0] != entry[0] for name, entry in seen.items()):
-        _write_cache(folder / CACHE, seen)
+    if cache is not None and not before:  # a full read: the cache made to match the folder
+        if seen.keys() != cache.keys() or any(cache[name][0] != entry[0] for name, entry in seen.items()):
+            _write_cache(folder / CACHE, seen)
     return sort_newest_first(interviews), skipped
 
 
@@ -285,6 +339,12 @@ class Query:
     def empty(self) -> bool:
         return not self.words and not self.phrases
 
+    @cached_property
+    def needles(self) -> list[tuple[str, bool]]:
+        """What is looked for in a phrase's normalised text padded with spaces: each term with the
+        space before it, and whether it must end a word (a quoted phrase)."""
+        return [(f" {w}", False) for w in self.words] + [(f" {ph}", True) for ph in self.phrases]
+
 
 def parse_query(text: str) -> Query:
     phrases = [normalize(m) for m in _QUOTED.findall(text)]
@@ -317,50 +377,99 @@ def search(interviews: Iterable[Interview], query: str | Query, speaker: str = "
     order of time. `speaker` and `interview` keep only names that contain them (any case, accents);
     `language` only interviews in that language."""
     q = parse_query(query) if isinstance(query, str) else query
+    return [word_hit(iv, i, q) for iv, i in matches(interviews, q, speaker, interview, language)]
+
+
+def matches(interviews: Iterable[Interview], q: Query, speaker: str = "", interview: str = "",
+            language: str = "") -> list[tuple[Interview, int]]:
+    """search() as (interview, phrase index), nothing made of them: a word said often is in
+    thousands of phrases, and a page shows a few hundred."""
     if q.empty:
         return []
     want_speaker, want_interview = normalize(speaker), normalize(interview)
-    hits = []
+    found = []
     for iv in interviews:
         t = iv.transcript
         if want_interview and want_interview not in normalize(iv.name):
             continue
         if language and (t.language or "") != language:
             continue
-        names = {s: clean_text(t.speaker_name(s)) if (t.speakers or s) else "" for s in {p.speaker for p in t.phrases}}
-        padded = {s: f" {normalize(n)} " for s, n in names.items()}
-        texts, hays = iv.search_lines
-        for i, (p, text, hay) in enumerate(zip(t.phrases, texts, hays)):
-            if want_speaker and want_speaker not in padded[p.speaker]:
+        names, hays = iv.search_names, iv.search_lines[1]
+        for i in _phrases_to_read(iv, q):
+            name, hay = names[t.phrases[i].speaker][1], hays[i]
+            if want_speaker and want_speaker not in name:
                 continue
-            if all(f" {w}" in hay or f" {w}" in padded[p.speaker] for w in q.words) and \
-                    all(f" {ph} " in hay for ph in q.phrases):
-                hits.append(Hit(iv.name, names[p.speaker], p.start, text, i, video_link(t, p.start),
-                                f"{iv.page_uri}#p-{i}", _marks(text, q), t.info.get("google_doc")))
-    return hits
+            if all(f" {w}" in hay or f" {w}" in name for w in q.words) and all(f" {ph} " in hay for ph in q.phrases):
+                found.append((iv, i))
+    return found
 
 
-def _marks(text: str, q: Query) -> list[tuple[int, int]]:
-    """Where the query's words and phrases are in `text`, as merged character spans."""
-    norm, where = _normalize_mapped(text)
-    hay = f" {norm} "
+def word_hit(iv: Interview, i: int, q: Query) -> Hit:
+    """Phrase i of an interview as a hit of `q`, its matching words marked."""
+    t, text = iv.transcript, iv.search_lines[0][i]
+    p = t.phrases[i]
+    return Hit(iv.name, iv.search_names[p.speaker][0], p.start, text, i, video_link(t, p.start),
+               f"{iv.page_uri}#p-{i}", _marks(text, q), t.info.get("google_doc"))
+
+
+def word_share(iv: Interview, i: int, q: Query) -> float:
+    """How much of phrase i the query's words and phrases make: the share of its letters (as
+    normalised) they cover."""
+    hay = iv.search_lines[1][i]
+    if len(q.needles) == 1 and not q.needles[0][1]:  # one word (most searches): its places never overlap
+        covered = hay.count(q.needles[0][0]) * (len(q.needles[0][0]) - 1)
+    else:
+        covered = sum(b - a for a, b in _merged(_found(hay, q)))
+    return covered / max(1, len(hay) - 2)
+
+
+def _phrases_to_read(iv: Interview, q: Query) -> list[int]:
+    """The phrases of `iv` that may match `q`, in order: those holding the term found in the fewest
+    (a query word may also be met in the speaker's name: then every phrase of that speaker)."""
+    index = iv.word_index
+    best: Optional[tuple[int, str, list[str]]] = None
+    for term, in_names in [(w, True) for w in q.words] + [(w, False) for ph in q.phrases for w in ph.split()]:
+        named = [s for s, (_, name) in iv.search_names.items() if f" {term}" in name] if in_names else []
+        size = len(iv.transcript.phrases) if named else index.count(term)  # a name in the query: rare
+        if best is None or size < best[0]:
+            best = (size, term, named)
+    if best is None:
+        return []
+    _, term, named = best
+    found = index.having(term)
+    if named:
+        found.update(i for i, p in enumerate(iv.transcript.phrases) if p.speaker in named)
+    return sorted(found)
+
+
+def _found(hay: str, q: Query) -> list[tuple[int, int]]:
+    """Where the query's words and phrases are in `hay` (normalised, padded with spaces)."""
     spans = []
-    for needle, whole in [(w, False) for w in q.words] + [(ph, True) for ph in q.phrases]:
-        at = hay.find(f" {needle}")
+    for needle, whole in q.needles:
+        at = hay.find(needle)
         while at >= 0:
-            end = at + 1 + len(needle)
+            end = at + len(needle)
             if not whole or hay[end] == " ":
-                # at+1 in hay is at in norm; the end is past the last matched character's source.
-                spans.append((where[at], where[end - 2] + 1))
-            at = hay.find(f" {needle}", at + 1)
-    spans.sort()
+                spans.append((at + 1, end))
+            at = hay.find(needle, at + 1)
+    return spans
+
+
+def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
-    for a, b in spans:
+    for a, b in sorted(spans):
         if merged and a <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
         else:
             merged.append((a, b))
     return merged
+
+
+def _marks(text: str, q: Query) -> list[tuple[int, int]]:
+    """Where the query's words and phrases are in `text`, as merged character spans."""
+    norm, where = _normalize_mapped(text)
+    # hay[k] is norm[k - 1]; a span ends past its last matched character's source.
+    return _merged((where[a - 1], where[b - 2] + 1) for a, b in _found(f" {norm} ", q))
 
 
 # --- the page ---------------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def check_answer(text: str, phrases: Sequence[Hit], interviews: Sequence[Intervi
 
 
 def check_point(bullet: str, phrases: Sequence[Hit], interviews: Sequence[Interview]) -> AskPoint:
-    by_page = {iv.page.resolve().as_uri(): iv for iv in interviews}
+    by_page = {iv.page_uri: iv for iv in interviews}
     read = [(by_page.get(h.page.split("#")[0]), h) for h in phrases]
     citations: list[Moment] = []
     removed: list[str] = []

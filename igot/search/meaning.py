@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Collection, Iterable, Mapping, Optional
+from typing import Callable, Collection, Iterable, Mapping, Optional, Sequence, overload
 
 import numpy as np
 
@@ -89,9 +89,17 @@ def meaning_search(index: MeaningIndex, query_vector: np.ndarray, limit: int = M
                    interview: str = "", language: str = "", only: Optional[Only] = None) -> list[Hit]:
     """The `limit` phrases nearest the query, nearest first, among those the filters keep (the same
     filters as the word search)."""
+    return [phrase_hit(iv, i, score) for iv, i, score in nearest(index, query_vector, limit, speaker, interview, language, only)]
+
+
+def nearest(index: MeaningIndex, query_vector: np.ndarray, limit: int = MEANING_LIMIT, speaker: str = "",
+            interview: str = "", language: str = "", only: Optional[Only] = None) -> list[tuple[Interview, int, float]]:
+    """meaning_search() as (interview, phrase index, cosine), nothing made of them."""
     if not len(index.vectors) or limit <= 0:
         return []
-    scores = index.vectors @ query_vector.astype(np.float32)
+    # einsum: one core and no BLAS threads, which would stay spinning after the product and slow
+    # the next query's embedding 2-3 times (110 ms for 43, 280,000 phrases on 2 cores).
+    scores = np.einsum("ij,j->i", index.vectors, query_vector.astype(np.float32))
     keep = _kept_rows(index, speaker, interview, language, only)
     if keep is not None:
         scores = np.where(keep, scores, -np.inf)
@@ -100,7 +108,7 @@ def meaning_search(index: MeaningIndex, query_vector: np.ndarray, limit: int = M
         return []
     best = np.argpartition(-scores, top - 1)[:top]
     best = best[np.argsort(-scores[best], kind="stable")]
-    return [phrase_hit(index.interviews[index.owner[r]], int(index.phrase[r]), float(scores[r])) for r in best]
+    return [(index.interviews[index.owner[r]], int(index.phrase[r]), float(scores[r])) for r in best]
 
 
 def _kept_rows(index: MeaningIndex, speaker: str, interview: str, language: str, only: Optional[Only] = None) -> Optional[np.ndarray]:
@@ -128,57 +136,80 @@ def phrase_hit(iv: Interview, i: int, score: float = 0.0) -> Hit:
     """Phrase i of an interview as a hit found by meaning (nothing to highlight)."""
     t = iv.transcript
     p = t.phrases[i]
-    who = clean_text(t.speaker_name(p.speaker)) if (t.speakers or p.speaker) else ""
-    return Hit(iv.name, who, p.start, clean_text(p.text), i, library.video_link(t, p.start),
-               f"{iv.page.resolve().as_uri()}#p-{i}", [], t.info.get("google_doc"), how="meaning", score=score)
+    return Hit(iv.name, iv.search_names[p.speaker][0], p.start, clean_text(p.text), i, library.video_link(t, p.start),
+               f"{iv.page_uri}#p-{i}", [], t.info.get("google_doc"), how="meaning", score=score)
 
 
-def rank_word_hits(hits: list[Hit]) -> list[Hit]:
+# A phrase a search found: (its interview, its index there, found by "words", "meaning" or "both", score).
+Found = tuple[Interview, int, str, float]
+
+
+class Hits(Sequence[Hit]):
+    """A search's phrases, best first, each made a Hit (its words marked, its links) only when read:
+    a word said often is in thousands of phrases, and a page shows the first few hundred."""
+
+    def __init__(self, found: list[Found], q: library.Query) -> None:
+        self._found, self._q = found, q
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    @overload
+    def __getitem__(self, k: int) -> Hit: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[Hit]: ...
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self._hit(f) for f in self._found[k]]
+        return self._hit(self._found[k])
+
+    def _hit(self, found: Found) -> Hit:
+        iv, i, how, score = found
+        if how == "meaning":
+            return phrase_hit(iv, i, score)
+        return replace(library.word_hit(iv, i, self._q), how=how, score=score)
+
+
+def rank_words(word_found: list[tuple[Interview, int]], q: library.Query) -> list[tuple[Interview, int]]:
     """Word hits, those made most of the query's words first (the share of the phrase's letters
     that matched); the library's order among equals."""
-    share = [sum(b - a for a, b in h.marks) / max(1, len(h.text)) for h in hits]
-    order = sorted(range(len(hits)), key=lambda k: -share[k])
-    return [hits[k] for k in order]
+    share = [library.word_share(iv, i, q) for iv, i in word_found]
+    return [word_found[n] for n in sorted(range(len(word_found)), key=lambda n: -share[n])]
 
 
-def fuse(word_hits: list[Hit], meaning_hits: list[Hit], k: int = RRF_K) -> list[Hit]:
-    """Both rankings as one (reciprocal rank fusion); a phrase in both is one hit, marked "both",
-    keeping its word marks."""
-    score: dict[tuple[str, int], float] = {}
-    found: dict[tuple[str, int], Hit] = {}
-    for ranking in (rank_word_hits(word_hits), meaning_hits):
-        for rank, h in enumerate(ranking, 1):
-            key = (h.page.split("#")[0], h.phrase)
-            score[key] = score.get(key, 0.0) + 1.0 / (k + rank)
-            if key in found:
-                found[key] = replace(found[key], how="both", score=score[key])
-            else:
-                found[key] = h
-    return [replace(found[key], score=round(score[key], 6)) for key in sorted(found, key=lambda key: -score[key])]
+def fuse(word_found: list[tuple[Interview, int]], meaning_found: list[tuple[Interview, int, float]],
+         q: library.Query, k: int = RRF_K) -> list[Found]:
+    """Both rankings as one (reciprocal rank fusion), the word hits ranked by rank_words(); a phrase
+    in both is one hit, marked "both"."""
+    near = {(id(iv), i): rank for rank, (iv, i, _) in enumerate(meaning_found, 1)}
+    fused = []
+    for rank, (iv, i) in enumerate(rank_words(word_found, q), 1):
+        also = near.pop((id(iv), i), None)
+        fused.append((iv, i, "words" if also is None else "both", 1.0 / (k + rank) + (1.0 / (k + also) if also else 0.0)))
+    fused += [(iv, i, "meaning", 1.0 / (k + rank)) for rank, (iv, i, _) in enumerate(meaning_found, 1) if (id(iv), i) in near]
+    fused.sort(key=lambda found: -found[3])  # stable: among equals, words first, in their order
+    return [(iv, i, how, round(score, 6)) for iv, i, how, score in fused]
 
 
 def search(interviews: list[Interview], query: str, embedder: Optional[Embedder], index: Optional[MeaningIndex],
            speaker: str = "", interview: str = "", language: str = "", limit: int = MEANING_LIMIT,
-           only: Optional[Only] = None) -> list[Hit]:
+           only: Optional[Only] = None) -> Hits:
     """Every word hit and the `limit` nearest phrases by meaning, merged; with no embedder or index,
-    the word hits alone, as before. `only`: kept to those phrases (see Only)."""
-    words = words_only(interviews, query, speaker, interview, language, only)
+    the word hits alone, in the library's order, as before. `only`: kept to those phrases (see Only)."""
+    q = library.parse_query(query)
+    words = word_matches(interviews, q, speaker, interview, language, only)
     if embedder is None or index is None or not len(index.vectors) or not clean_text(query):
-        return words
-    meaning = meaning_search(index, embed.embed_query(query, embedder), limit, speaker, interview, language, only)
-    return fuse(words, meaning)
+        return Hits([(iv, i, "words", 0.0) for iv, i in words], q)
+    near = nearest(index, embed.embed_query(query, embedder), limit, speaker, interview, language, only)
+    return Hits(fuse(words, near, q), q)
 
 
-def words_only(interviews: list[Interview], query: str, speaker: str = "", interview: str = "", language: str = "",
-               only: Optional[Only] = None) -> list[Hit]:
-    """The library's word search, kept to the phrases of `only` when it is given."""
+def word_matches(interviews: list[Interview], q: library.Query, speaker: str = "", interview: str = "",
+                 language: str = "", only: Optional[Only] = None) -> list[tuple[Interview, int]]:
+    """The library's word search (library.matches), kept to the phrases of `only` when it is given."""
+    found = library.matches(interviews, q, speaker=speaker, interview=interview, language=language)
     if only is None:
-        return library.search(interviews, query, speaker=speaker, interview=interview, language=language)
-    found = []
-    for iv in interviews:
-        if iv.path not in only:
-            continue
-        allowed = only[iv.path]
-        found += [h for h in library.search([iv], query, speaker=speaker, interview=interview, language=language)
-                  if allowed is None or h.phrase in allowed]
-    return found
+        return found
+    return [(iv, i) for iv, i in found if iv.path in only and (only[iv.path] is None or i in only[iv.path])]

@@ -79,7 +79,8 @@ class Library:
         200 interviews costs ~0.4 s, looking at their files ~2 ms."""
         stamp = self._stamp()
         if self._listed is None or self._listed[0] != stamp:
-            self._listed = (stamp, library.load_library(self.folder))
+            # The interviews not changed are kept with what searching them built.
+            self._listed = (stamp, library.load_library(self.folder, self._listed[1][0] if self._listed else ()))
         return self._listed[1]
 
     def _stamp(self) -> tuple:

@@ -117,11 +117,10 @@ def narrowed(interviews: Sequence[Interview], interview: str = "", speaker: str 
     return only
 
 
-def hit_view(iv: Interview, h: Hit) -> dict:
-    """A phrase found (by words, meaning or both) as the page shows it: playable, linked to its interview."""
-    t = iv.transcript
-    p = t.phrases[h.phrase]
-    ids = t.speaker_ids()
+def hit_view(iv: Interview, h: Hit, ids: Sequence[str]) -> dict:
+    """A phrase found (by words, meaning or both) as the page shows it: playable, linked to its
+    interview; `ids`: the interview's speaker ids (their colours)."""
+    p = iv.transcript.phrases[h.phrase]
     return {"stem": iv.path.stem, "interview": h.interview, "speaker": h.speaker,
             "colour": ids.index(p.speaker) if p.speaker in ids else 0, "start": h.start, "end": p.end,
             "text": h.text, "phrase": h.phrase, "marks": h.marks, "how": h.how}
@@ -129,12 +128,20 @@ def hit_view(iv: Interview, h: Hit) -> dict:
 
 def by_page(interviews: Sequence[Interview]) -> dict[str, Interview]:
     """The interviews by their page's address, as a hit names it (Hit.page before its #)."""
-    return {iv.page.resolve().as_uri(): iv for iv in interviews}
+    return {iv.page_uri: iv for iv in interviews}
 
 
 def hits_view(interviews: Sequence[Interview], hits: Sequence[Hit]) -> list[dict]:
     pages = by_page(interviews)
-    return [hit_view(pages[h.page.split("#")[0]], h) for h in hits if h.page.split("#")[0] in pages]
+    ids: dict[str, list[str]] = {}  # each interview's speakers read once: it reads every phrase
+    out = []
+    for h in hits:
+        iv = pages.get(h.page.split("#")[0])
+        if iv is not None:
+            if iv.page_uri not in ids:
+                ids[iv.page_uri] = iv.transcript.speaker_ids()
+            out.append(hit_view(iv, h, ids[iv.page_uri]))
+    return out
 
 
 def search_view(interviews: Sequence[Interview], query: str, hits: Sequence[Hit], meaning: bool, line: str) -> dict:
