@@ -9,7 +9,7 @@ highlights spread over them, then serves the folder and times, over HTTP on 127.
 - board: every tag with its counts (GET api/tags);
 - the hour opening: its page data (GET api/interviews/…), and in headless Chromium the whole
   page drawn (transcript, highlights, player) from the click to ready;
-- a search over every interview (GET api/search);
+- a search over every interview (GET api/search), and one right after a highlight was saved;
 - a highlight saved on the hour (POST …/highlights: its JSON, HTML and Markdown written whole;
   the subtitles and the library page do not show highlights and stay as they are).
 
@@ -94,6 +94,17 @@ def saver(client: Client, folder: Path, stem: str):
     return save
 
 
+def searched_after(save, client: Client, runs: int) -> list[float]:
+    """The search's time when a highlight was just saved: the folder changed since the last search."""
+    out = []
+    for _ in range(runs):
+        save()
+        t0 = time.perf_counter()
+        client.call("GET", "/api/search?q=cart%C3%A3o")
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def timed(fn, runs: int) -> list[float]:
     out = []
     for _ in range(runs):
@@ -148,6 +159,8 @@ def main() -> None:
                          timed(lambda: client.call("GET", "/api/search?q=cart%C3%A3o"), args.runs)))
             for stem, what in ((hour, "the hour"), ("interview-001", "a 10-minute interview")):
                 rows.append((f"a highlight saved on {what} (POST …/highlights)", timed(saver(client, folder, stem), args.runs)))
+            rows.append(("a search right after a highlight was saved (the library read again)",
+                         searched_after(saver(client, folder, "interview-002"), client, args.runs)))
             if args.browser:
                 rows.append(("the hour opened in Chromium (click to page ready)", browser_open(running.url, hour, args.runs)))
         finally:
