@@ -15,6 +15,7 @@ import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 from urllib.parse import urlsplit
@@ -223,44 +224,13 @@ def point_segments(point: SummaryPoint) -> list[tuple[str, bool]]:
 
 
 # --- HTML -------------------------------------------------------------------------------------
-CSS = """
-:root { color-scheme: light; --ink: #1d2430; --muted: #5b6472; --line: #e2e5ea; }
-* { box-sizing: border-box; }
-body { margin: 0; background: #f5f6f8; color: var(--ink);
-  font: 17px/1.65 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 46rem; margin: 2.5rem auto; padding: 2.5rem 3rem; background: #fff;
-  border: 1px solid var(--line); border-radius: 12px; }
-h1 { font-size: 1.65rem; line-height: 1.25; margin: 0 0 .6rem; }
-h2 { font-size: .78rem; letter-spacing: .08em; text-transform: uppercase; color: var(--muted);
-  margin: 2.2rem 0 1rem; padding-bottom: .4rem; border-bottom: 1px solid var(--line); }
-.meta { margin: 0; color: var(--muted); font-size: .9rem; }
-.meta a { color: inherit; }
-.meta .who { font-weight: 600; border-bottom: 3px var(--b) var(--c); }
-.summary li { margin: .3rem 0; }
-.summary mark.unverified { background: #fde4de; color: inherit; }
-.summary .flag { color: #b23a1e; font-size: .8rem; white-space: nowrap; }
-.summary a.cite, .summary .cite { color: var(--muted); font-size: .85rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.summary .note { color: var(--muted); font-size: .82rem; margin: .4rem 0 0; }
-.turn { margin: 0 0 1.3rem; padding-left: .9rem; border-left: 4px var(--b) var(--c); }
-.turn p { margin: 0; }
-.head { font-size: .92rem; }
-.who { color: var(--c); }
-.time { color: var(--muted); font-size: .82rem; font-variant-numeric: tabular-nums; margin-left: .35rem; }
-a.phrase { color: inherit; text-decoration: none; border-radius: 3px; }
-a.phrase:hover, a.phrase:focus { background: #fff1bf; text-decoration: underline; }
-.phrase:target { background: #fff1bf; outline: 2px solid #e0b400; border-radius: 3px; }
-.empty { color: var(--muted); font-style: italic; }
-mark.hl { background: #ffe58a; color: inherit; border-radius: 2px; }
-.highlights h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
-.highlights h3 .count { color: var(--muted); font-weight: 400; font-size: .85rem; }
-.highlights li { margin: .35rem 0; }
-.highlights .by { color: var(--muted); font-size: .85rem; white-space: nowrap; }
-.highlights .by a { color: inherit; }
-.highlights .hl-note { display: block; color: var(--muted); font-size: .88rem; font-style: italic; }
-footer { margin-top: 2.5rem; color: var(--muted); font-size: .8rem; }
-@media (max-width: 640px) { main { margin: 0; padding: 1.25rem; border: 0; border-radius: 0; } }
-@media print { body { background: #fff; } main { margin: 0; padding: 0; border: 0; } }
-"""
+def page_code(name: str) -> str:
+    """A page's style, script or HTML, shipped beside this code as a file of its own (igot/outputs/pages/)."""
+    return resources.files("igot.outputs").joinpath("pages", name).read_text(encoding="utf-8")
+
+
+CSS = page_code("transcript.css")  # the transcript page's style
+TRANSCRIPT_PAGE = page_code("transcript.html")  # its HTML around what to_html() draws
 
 
 def _html_phrase(p: Phrase, index: int, runs: Sequence[tuple[int, int, list[Highlight]]] = ()) -> str:
@@ -386,30 +356,9 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
     )
     checked = " Click any phrase to check it in the recording." if any(safe_link(p.link) for p in t.phrases) else ""
     sep = ' <span aria-hidden="true">·</span> '
-    return f"""<!doctype html>
-<html lang="{e(t.language or 'und')}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{e(title)}</title>
-<style>{CSS}{speaker_css}
-</style>
-</head>
-<body>
-<main>
-<header>
-<h1>{e(title)}</h1>
-<p class="meta">{sep.join(meta)}</p>
-</header>
-{summary_html}{_html_highlights(t)}<section class="transcript">
-<h2>Transcript</h2>
-{chr(10).join(body)}
-</section>
-<footer>Transcribed automatically with iGot; it can contain mistakes.{checked}</footer>
-</main>
-</body>
-</html>
-"""
+    return TRANSCRIPT_PAGE.format(lang=e(t.language or "und"), title=e(title), css=CSS + speaker_css,
+                                  meta=sep.join(meta), summary=summary_html, highlights=_html_highlights(t),
+                                  body="\n".join(body), checked=checked)
 
 
 # --- Markdown ---------------------------------------------------------------------------------
