@@ -399,7 +399,7 @@ def matches(interviews: Iterable[Interview], q: Query, speaker: str = "", interv
             name, hay = names[t.phrases[i].speaker][1], hays[i]
             if want_speaker and want_speaker not in name:
                 continue
-            if all(f" {w}" in hay or f" {w}" in name for w in q.words) and all(f" {ph} " in hay for ph in q.phrases):
+            if all(needle + " " in hay if whole else needle in hay or needle in name for needle, whole in q.needles):
                 found.append((iv, i))
     return found
 

@@ -110,7 +110,8 @@ def narrowed(interviews: Sequence[Interview], interview: str = "", speaker: str 
         t = iv.transcript
         allowed: Optional[set[int]] = highlights.tagged_phrases(t, tag) if tag else None
         if speaker:
-            said = {i for i, p in enumerate(t.phrases) if (clean_text(t.speaker_name(p.speaker)) if (t.speakers or p.speaker) else "") == speaker}
+            names = iv.search_names  # the names as a hit shows them, once per speaker
+            said = {i for i, p in enumerate(t.phrases) if names[p.speaker][0] == speaker}
             allowed = said if allowed is None else allowed & said
         if allowed is None or allowed:
             only[iv.path] = allowed
