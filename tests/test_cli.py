@@ -159,8 +159,7 @@ def test_missing_cookies_file(out, server, capsys):
 
 
 @pytest.mark.slow
-def test_google_doc_without_client_file_keeps_local_files(devdata, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))  # no cached sign-in, no client file
+def test_google_doc_without_client_file_keeps_local_files(home, devdata, tmp_path, capsys):
     code = main(["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
                  "--gdoc", "Research/Interviews", "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
@@ -200,10 +199,9 @@ def test_output_folder_that_cannot_be_made(devdata, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_changes_nothing(devdata, tmp_path, capsys, monkeypatch):
+def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_changes_nothing(home, devdata, tmp_path, capsys):
     """The interview's Google Doc is kept in step with its files: a run that cannot reach it
     changes neither, and says how to change the files alone."""
-    monkeypatch.setenv("HOME", str(tmp_path))  # no saved Google sign-in, no OAuth client file
     folder = tmp_path / "out"
     args = ["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
             "--out", str(folder), "--quiet"]

@@ -202,8 +202,7 @@ def test_igot_rename_merges_and_updates_every_local_copy(library):
     assert code == 2 and "No interview 'nobody'" in err and "Entrevista com o Caio" in err
 
 
-def test_igot_rename_of_an_interview_in_drive_without_a_sign_in_changes_nothing(library, tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))  # no saved sign-in, no OAuth client file
+def test_igot_rename_of_an_interview_in_drive_without_a_sign_in_changes_nothing(home, library):
     in_drive(Transcript.load(library / f"{STEM}.json")).save(library / f"{STEM}.json")
     before = snapshot(library)
     code, _, err = cli("rename", str(library / f"{STEM}.json"), "--names", "Ana, Bob, Ana")

@@ -207,8 +207,7 @@ def test_remembered_voices_kept_in_drive_join_those_already_there(tmp_path):
     assert meta["name"] == "voices.json" and json.loads(data)["people"][0]["name"] == "Ana" and first.drive == [NEW_FOLDER]
 
 
-def test_forgetting_a_voice_kept_in_drive_without_a_sign_in_changes_nothing(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("HOME", str(tmp_path))  # no saved sign-in, no OAuth client file
+def test_forgetting_a_voice_kept_in_drive_without_a_sign_in_changes_nothing(home, tmp_path, capsys):
     out = tmp_path / "igot-output"
     library = remembered(Ana=voice(1, 0), Bruno=voice(0, 1))
     library.drive.append(NEW_FOLDER)
