@@ -34,6 +34,7 @@ from igot.summary.summarize import (
     load_llm,
     parse_bullets,
     pick_dtype,
+    points_of,
     read_prompt,
     render,
     split_transcript,
@@ -341,6 +342,13 @@ def test_bullets_parsed_from_any_list_style():
     assert [c.phrase for c in point.citations] == [1, 2, 3] and point.text == "Several times and"
 
 
+def test_a_bullet_of_times_alone_is_no_point():
+    """A model cut short or listing moments writes a bullet with nothing but its times: it is not
+    kept as an empty point (the exports would skip it and the JSON would still count it)."""
+    points = points_of(interview(), "- Bruno gave up after three tries [0:10]\n- [1:15]\n- (0:04, 0:10)")
+    assert [(p.text, [c.phrase for c in p.citations]) for p in points] == [("Bruno gave up after three tries", [2])]
+
+
 # --- the summary in the exports and the JSON ---------------------------------------------------
 def checked_transcript() -> Transcript:
     t = interview()
@@ -471,3 +479,18 @@ def test_summary_progress_moves_token_by_token_and_ends_full(model: str, request
     assert shown[-1] == (8 * calls, 8 * calls)  # full at the end, whatever the planned count was
     assert "token/s" in err or "s/token" in err
     assert f"call {calls} of {calls}" in err
+
+
+@pytest.mark.slow
+def test_a_short_interview_gets_an_answer_no_longer_than_its_transcript(tiny_gemma, capsys):
+    """A model left room writes until it is used up (the random one here always does): a summary
+    is given as many tokens as its transcript has, at least 256, at most 768, so a one-minute call
+    is not 768 tokens of waiting."""
+    for hours, speakers in ((0.003, 2), (0.01, 2), (0.03, 2)):
+        t = long_interview(hours, speakers, seed=5)
+        spoken = tiny_gemma.count(render(t, transcript_pieces(t)))
+        out = summarize(t, tiny_gemma, progress=True)
+        err = capsys.readouterr().err
+        written, total = (int(x) for x in re.findall(r"Summary:\s+\d+%\|[^|]*\| (\d+)/(\d+) \[", err)[-1])
+        assert out.info["summary"]["generate_calls"] == 1
+        assert written == total == min(768, max(256, spoken)), (hours, spoken)

@@ -60,6 +60,11 @@ class SummaryOptions:
     # Room for about 15 bullets with their times. Not swept; the stage's time with it:
     # benchmarks/README.md, "The summary stage alone".
     max_new_tokens: int = 768
+    # An answer gets no more tokens than the text it reads has (the transcript, or the summaries it
+    # merges), and at least this many. Small models given room write until it is used up, repeating
+    # themselves: SmolLM2 135M wrote all 768 tokens for a 41 s call, ~80 s on 2 cores. An interview
+    # of more than ~4 minutes is longer than 768 tokens, so it is unchanged. Not swept.
+    least_new_tokens: int = 256
     # Chunks summarised together in one generate call: a one-hour interview is 3-4 chunks, so its
     # map step is one decode loop; four rows of 8192 tokens fit a T4 beside Gemma 3 1B in float32
     # (docs/findings.md, "Summary chunks"; `benchmarks/summary_gpu.py --batches 1,4` times it).
@@ -470,40 +475,46 @@ def summarize(
         return replace(t, summary=[])
     if len(chunks) > 1:
         merge_budget(t, llm, merge_prompt, limit, max_new_tokens)  # fail before the long part, not after
+    step = max(1, batch)
+    texts = [render(t, chunk) for chunk in chunks]
+    rooms = [answer_room([llm.count(x) for x in texts[i:i + step]], options) for i in range(0, len(texts), step)]
     # Progress in tokens written, the slow part on a CPU (a call may take minutes): the calls
     # planned are the map step's and, with several chunks, one merge; a row that stops early
     # fills the rest of its call at once, so the time left is rarely too low.
-    planned = -(-len(chunks) // max(1, batch)) + (len(chunks) > 1)
-    bar = tqdm(total=planned * max_new_tokens, desc="Summary", unit="token", disable=not progress)
+    planned = len(rooms) + (len(chunks) > 1)
+    bar = tqdm(total=sum(rooms) + (len(chunks) > 1) * max_new_tokens, desc="Summary", unit="token", disable=not progress)
     calls = 0
 
-    def ask(texts: list[str]) -> list[str]:
-        """Independent prompts, `batch` at a time in one generate call each."""
+    def ask(prompts: list[str], read: list[str]) -> list[str]:
+        """Independent prompts, `batch` at a time in one generate call each; read[i] is the text
+        prompts[i] asks about, which sets the room for the answer."""
         nonlocal calls
         answers: list[str] = []
-        for i in range(0, len(texts), max(1, batch)):
+        for i in range(0, len(prompts), step):
             calls += 1
-            bar.set_postfix_str(f"call {calls} of {max(calls, planned)}, reading {len(texts[i:i + max(1, batch)])} "
-                                f"part{'s' * (len(texts[i:i + max(1, batch)]) > 1)}", refresh=False)
-            bar.total = max(bar.total, bar.n + max_new_tokens)
+            rows = prompts[i:i + step]
+            room = answer_room([llm.count(x) for x in read[i:i + step]], options)
+            bar.set_postfix_str(f"call {calls} of {max(calls, planned)}, reading {len(rows)} part{'s' * (len(rows) > 1)}",
+                                refresh=False)
+            bar.total = max(bar.total, bar.n + room)
             before = bar.n
-            answers += llm.generate_many(texts[i:i + max(1, batch)], max_new_tokens, on_token=lambda: bar.update(1))
-            bar.update(max(0, before + max_new_tokens - bar.n))
+            answers += llm.generate_many(rows, room, on_token=lambda: bar.update(1))
+            bar.update(max(0, before + room - bar.n))
         return answers
 
-    answers = ask([fill_prompt(prompt, t, render(t, chunk)) for chunk in chunks])
+    answers = ask([fill_prompt(prompt, t, text) for text in texts], texts)
     parts = [Part(chunk[0].start, t.phrases[chunk[-1].phrase].end, answer) for chunk, answer in zip(chunks, answers)]
     answer = merge(t, parts, llm, merge_prompt, limit, max_new_tokens, ask)
     bar.total = bar.n
     bar.close()
-    points = check_points(t, parse_bullets(answer), options)
+    points = points_of(t, answer, options)
     info = {**t.info, "summary": {"model": llm.name, "context": context, "chunks": len(chunks),
                                   "generate_calls": calls, "batch": batch, "seconds": round(time.perf_counter() - started, 2)}}
     return replace(t, summary=points, info=info)
 
 
 def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: int, max_new_tokens: int,
-          ask: Callable[[list[str]], list[str]]) -> str:
+          ask: Callable[[list[str], list[str]], list[str]]) -> str:
     """One summary from the partial ones: merged by the model, group by group, until one is left."""
     budget = merge_budget(t, llm, merge_prompt, limit, max_new_tokens) if len(parts) > 1 else 0
     while len(parts) > 1:
@@ -512,9 +523,16 @@ def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: 
             raise IgotError("The partial summaries are too long to merge within the model's context.",
                             "Lower max_new_tokens, or use a model with a larger context.")
         # The groups of a round are independent: asked together. A last one left alone waits for the next round.
-        merged = iter(ask([fill_prompt(merge_prompt, t, _merge_text(g), "{summaries}") for g in groups if len(g) > 1]))
+        read = [_merge_text(g) for g in groups if len(g) > 1]
+        merged = iter(ask([fill_prompt(merge_prompt, t, text, "{summaries}") for text in read], read))
         parts = [group[0] if len(group) == 1 else Part(group[0].start, group[-1].end, next(merged)) for group in groups]
     return parts[0].text
+
+
+def answer_room(read: list[int], options: SummaryOptions) -> int:
+    """New tokens for one generate call whose rows read texts of `read` tokens: as many as the
+    longest has, within [options.least_new_tokens, options.max_new_tokens]."""
+    return min(options.max_new_tokens, max(options.least_new_tokens, *read))
 
 
 def merge_budget(t: Transcript, llm: LLM, merge_prompt: str, limit: int, max_new_tokens: int) -> int:
@@ -589,6 +607,12 @@ def parse_time(text: str) -> Optional[float]:
         return None
     h, m, s = ([0] + parts)[-3:]
     return float(h * 3600 + m * 60 + s)
+
+
+def points_of(t: Transcript, answer: str, options: Optional[SummaryOptions] = None) -> list[SummaryPoint]:
+    """The summary points of the model's answer, checked; a bullet that was only its times (a model
+    cut short, or listing moments) has nothing to show and is left out."""
+    return [p for p in check_points(t, parse_bullets(answer), options) if clean_text(p.text)]
 
 
 def check_points(t: Transcript, bullets: list[str], options: Optional[SummaryOptions] = None) -> list[SummaryPoint]:
