@@ -174,7 +174,7 @@ def test_long_interview_in_chunks_each_seen_once_then_merged_recursively(smol: L
     assert all(answer.strip() in merged for _, answer in calls[: len(maps)])
     assert any(answer.strip() and answer.strip() in text for text, _ in merges for _, answer in merges[:-1])
     assert all(len(smol.prompt_ids(text)) + answer_tokens <= context for text, _ in calls)
-    assert calls[-1] == merges[-1] and out.summary == check_points(t, parse_bullets(merges[-1][1]))
+    assert calls[-1] == merges[-1] and out.summary == points_of(t, merges[-1][1])
 
 
 # --- batching: many chunks in one generate call say what each says alone --------------------
