@@ -477,7 +477,8 @@ def summarize(
         merge_budget(t, llm, merge_prompt, limit, max_new_tokens)  # fail before the long part, not after
     step = max(1, batch)
     texts = [render(t, chunk) for chunk in chunks]
-    rooms = [answer_room([llm.count(x) for x in texts[i:i + step]], options) for i in range(0, len(texts), step)]
+    sizes = [llm.count(text) for text in texts]
+    rooms = [answer_room(sizes[i:i + step], options) for i in range(0, len(texts), step)]
     # Progress in tokens written, the slow part on a CPU (a call may take minutes): the calls
     # planned are the map step's and, with several chunks, one merge; a row that stops early
     # fills the rest of its call at once, so the time left is rarely too low.
@@ -485,15 +486,15 @@ def summarize(
     bar = tqdm(total=sum(rooms) + (len(chunks) > 1) * max_new_tokens, desc="Summary", unit="token", disable=not progress)
     calls = 0
 
-    def ask(prompts: list[str], read: list[str]) -> list[str]:
-        """Independent prompts, `batch` at a time in one generate call each; read[i] is the text
-        prompts[i] asks about, which sets the room for the answer."""
+    def ask(prompts: list[str], read: list[int]) -> list[str]:
+        """Independent prompts, `batch` at a time in one generate call each; read[i]: the tokens
+        of the text prompts[i] asks about, which set the room for its answer."""
         nonlocal calls
         answers: list[str] = []
         for i in range(0, len(prompts), step):
             calls += 1
             rows = prompts[i:i + step]
-            room = answer_room([llm.count(x) for x in read[i:i + step]], options)
+            room = answer_room(read[i:i + step], options)
             bar.set_postfix_str(f"call {calls} of {max(calls, planned)}, reading {len(rows)} part{'s' * (len(rows) > 1)}",
                                 refresh=False)
             bar.total = max(bar.total, bar.n + room)
@@ -502,7 +503,7 @@ def summarize(
             bar.update(max(0, before + room - bar.n))
         return answers
 
-    answers = ask([fill_prompt(prompt, t, text) for text in texts], texts)
+    answers = ask([fill_prompt(prompt, t, text) for text in texts], sizes)
     parts = [Part(chunk[0].start, t.phrases[chunk[-1].phrase].end, answer) for chunk, answer in zip(chunks, answers)]
     answer = merge(t, parts, llm, merge_prompt, limit, max_new_tokens, ask)
     bar.total = bar.n
@@ -514,7 +515,7 @@ def summarize(
 
 
 def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: int, max_new_tokens: int,
-          ask: Callable[[list[str], list[str]], list[str]]) -> str:
+          ask: Callable[[list[str], list[int]], list[str]]) -> str:
     """One summary from the partial ones: merged by the model, group by group, until one is left."""
     budget = merge_budget(t, llm, merge_prompt, limit, max_new_tokens) if len(parts) > 1 else 0
     while len(parts) > 1:
@@ -524,7 +525,7 @@ def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: 
                             "Lower max_new_tokens, or use a model with a larger context.")
         # The groups of a round are independent: asked together. A last one left alone waits for the next round.
         read = [_merge_text(g) for g in groups if len(g) > 1]
-        merged = iter(ask([fill_prompt(merge_prompt, t, text, "{summaries}") for text in read], read))
+        merged = iter(ask([fill_prompt(merge_prompt, t, text, "{summaries}") for text in read], [llm.count(x) for x in read]))
         parts = [group[0] if len(group) == 1 else Part(group[0].start, group[-1].end, next(merged)) for group in groups]
     return parts[0].text
 
