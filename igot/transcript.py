@@ -7,7 +7,10 @@ rerun, or any export made, from a saved file.
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import asdict, dataclass, field, fields
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Optional
 
@@ -168,12 +171,11 @@ class Transcript:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Transcript":
-        version = data.get("schema_version", 0)
-        if version > SCHEMA_VERSION:
-            raise ValueError(
-                f"transcript schema version {version} is newer than this iGot understands "
-                f"({SCHEMA_VERSION}); upgrade iGot ({install_hint()})"
-            )
+        """The transcript in `data` (a JSON as read); ValueError saying what is wrong (problem())
+        when it is not one, so no page ever meets a value of the wrong kind."""
+        why = problem(data)
+        if why:
+            raise ValueError(why)
         return cls(
             source=_build(Source, data["source"]),
             language=data.get("language"),
@@ -197,7 +199,16 @@ class Transcript:
 
     @classmethod
     def from_json(cls, text: str) -> "Transcript":
-        return cls.from_dict(orjson.loads(text))
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            # orjson refuses NaN, Infinity and lone surrogates, which json reads: read so, problem()
+            # names the value, as the library's listing does; JSON that is truly broken raises here.
+            try:
+                data = json.loads(text)
+            except RecursionError:
+                raise ValueError("it is nested thousands deep: not an interview") from None
+        return cls.from_dict(data)
 
     def save(self, path: Path | str) -> None:
         """Write atomically, so an interrupted run never leaves half a file behind."""
@@ -252,3 +263,232 @@ def _build(cls, data: dict[str, Any]):
     """Make a dataclass from a dict, ignoring keys a newer writer may have added."""
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in names})
+
+
+# --- what a transcript JSON may hold ----------------------------------------------------------------
+# An interview JSON may come from anyone (a shared Drive folder): problem() stands between such a
+# file and every page, so that one wrong value is said about that file and never breaks another.
+
+# How far a time may pass the recording's end: Whisper reads 30 s windows, and a time it guesses
+# past the end stays inside the last one.
+END_SLACK = 30.0
+_LARGEST = 2**53  # beyond this an int has no exact float; no time or count in a transcript is near it
+_DEEPEST = 64  # how deeply `info` may nest: iGot writes 3 levels; a file nested deeper was made up
+
+
+class _Bounds:
+    """What a field's check needs to know of the whole transcript."""
+
+    def __init__(self, end: Optional[float], phrases: int) -> None:
+        self.end = end  # the recording's length, None when unknown
+        self.phrases = phrases  # how many phrases (what a citation may point at)
+
+
+def _number(value: Any) -> bool:
+    """A finite JSON number; True and False are not numbers here."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool) and -_LARGEST <= value <= _LARGEST
+
+
+def _valid_text(value: str) -> bool:
+    """Text that can be written as UTF-8: json.loads lets a lone surrogate ("\\ud800") through."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _text(value: Any, at: _Bounds) -> Optional[str]:
+    if not isinstance(value, str):
+        return ""
+    return None if _valid_text(value) else "not valid text"
+
+
+def _text_or_none(value: Any, at: _Bounds) -> Optional[str]:
+    return None if value is None else _text(value, at)
+
+
+def _texts(value: Any, at: _Bounds) -> Optional[str]:
+    if not isinstance(value, list):
+        return "not a list"
+    return next(("not a list of texts" for v in value if _text(v, at) is not None), None)
+
+
+def _flag(value: Any, at: _Bounds) -> Optional[str]:
+    return None if isinstance(value, bool) else ""
+
+
+def _number_or_none(value: Any, at: _Bounds) -> Optional[str]:
+    return None if value is None or _number(value) else ""
+
+
+def _time(value: Any, at: _Bounds) -> Optional[str]:
+    if not _number(value):
+        return ""
+    if value < 0:
+        return "before the recording starts"
+    if at.end is not None and value > at.end + END_SLACK:
+        return f"past the recording's end at {at.end:g} s"
+    return None
+
+
+def _phrase_index(value: Any, at: _Bounds) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return ""
+    return None if 0 <= value < at.phrases else f"there are {at.phrases} phrases"
+
+
+# Each record's fields, as its dataclass above defines them: (check, required). A field that may be
+# left out has a default there; one a newer iGot added is passed over (from_dict ignores it).
+_SOURCE = {"title": (_text, True), "url": (_text_or_none, False), "path": (_text_or_none, False),
+           "kind": (_text, False)}
+_SPEAKER = {"id": (_text, True), "name": (_text, True), "recognised": (_flag, False)}
+_WORD = {"text": (_text, True), "start": (_time, True), "end": (_time, True), "speaker": (_text_or_none, False),
+         "probability": (_number_or_none, False)}
+_PHRASE = {"speaker": (_text, True), "start": (_time, True), "end": (_time, True), "text": (_text, True),
+           "link": (_text_or_none, False)}
+_TURN = {"speaker": (_text, True), "start": (_time, True), "end": (_time, True)}
+_CITATION = {"time": (_time, True), "link": (_text_or_none, False), "phrase": (_phrase_index, False)}
+_POINT = {"text": (_text, True), "unverified_quotes": (_texts, False), "removed_times": (_texts, False)}
+_HIGHLIGHT = {"id": (_text, True), "start": (_time, True), "end": (_time, True), "quote": (_text, True),
+              "speaker": (_text, False), "tags": (_texts, False), "note": (_text, False), "created": (_text, False)}
+
+
+def _plain_word(w: Any, last: float) -> bool:
+    """A word as iGot writes it, checked in one expression: an hour holds ~10,000 words, and
+    _record() takes ~4 times as long over each. False sends it to _record() to say what is wrong."""
+    if type(w) is not dict:
+        return False
+    text, start, end, speaker, p = w.get("text"), w.get("start"), w.get("end"), w.get("speaker"), w.get("probability")
+    return (type(text) is str and (text.isascii() or _valid_text(text)) and type(start) is float and 0 <= start <= last
+            and type(end) is float and 0 <= end <= last and (speaker is None or type(speaker) is str and speaker.isascii())
+            and (p is None or type(p) is float and math.isfinite(p)))
+
+
+def _shown(value: Any) -> str:
+    """A value as a message quotes it: short, whatever a file holds."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _record(item: Any, spec: dict, what: str, at: _Bounds) -> Optional[str]:
+    if not isinstance(item, dict):
+        return f"{what} is {_shown(item)}, not an object"
+    for key, (check, required) in spec.items():
+        if key not in item:
+            if required:
+                return f"{what} has no {key}"
+            continue
+        why = check(item[key], at)
+        if why is not None:
+            article = "an" if key[0] in "aeiou" else "a"
+            return f"{what} has {article} {key} of {_shown(item[key])}" + (f" ({why})" if why else "")
+    return None
+
+
+def _records(data: dict, key: str, spec: dict, what: str, at: _Bounds, whose: str = "its") -> tuple[list, Optional[str]]:
+    """The list `data[key]` (empty when left out), and what is wrong with it or with one of its
+    items (`what`: how an item is named, "{}" its number from 1)."""
+    items = data.get(key, [])
+    if not isinstance(items, list):
+        return [], f"{whose} {key} are {_shown(items)}, not a list"
+    for i, item in enumerate(items):
+        why = _record(item, spec, what.format(i + 1), at)
+        if why:
+            return items, why
+    return items, None
+
+
+def _loose(info: dict) -> Optional[str]:
+    """What in `info` (free-form: for the reader of the JSON) no page could show or send: a number
+    that is not finite, text that is not text, nesting without end."""
+    stack = [(info, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _DEEPEST:
+            return "its info is nested too deep"
+        if isinstance(value, dict):
+            for key, v in value.items():
+                if not isinstance(key, str) or not _valid_text(key):
+                    return "its info holds a name that is not valid text"
+                stack.append((v, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+        elif isinstance(value, str):
+            if not _valid_text(value):
+                return "its info holds text that is not valid text"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and not _number(value):
+            return f"its info holds {_shown(value)}, not a finite number"
+    return None
+
+
+def problem(data: Any) -> Optional[str]:
+    """What is wrong with an interview JSON (a dict as json.loads gives it), in words, e.g.
+    "phrase 3 has a start of 'x'"; None when Transcript.from_dict can read it. Every field must
+    be of the kind its dataclass says, every number finite, and every time inside the recording:
+    from 0 to its duration (when known) and END_SLACK more. A word, phrase or turn may end before
+    it starts (older iGot versions wrote such words); a highlight may not."""
+    if not isinstance(data, dict):
+        return "it is not an interview (a JSON object with a source and phrases)"
+    version = data.get("schema_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        return f"its schema_version is {_shown(version)}, not a version number"
+    if version > SCHEMA_VERSION:
+        return (f"transcript schema version {version} is newer than this iGot understands "
+                f"({SCHEMA_VERSION}); upgrade iGot ({install_hint()})")
+    if "source" not in data:
+        return "it has no source (an older or hand-made file?)"
+    duration = data.get("duration", 0.0)
+    if not _number(duration) or duration < 0:
+        return f"its duration is {_shown(duration)}, not a length in seconds"
+    language = data.get("language")
+    if language is not None and _text(language, _Bounds(None, 0)) is not None:
+        return f"its language is {_shown(language)}, not a language code"
+    phrases = data.get("phrases", [])
+    at = _Bounds(float(duration) if duration > 0 else None, len(phrases) if isinstance(phrases, list) else 0)
+    why = _record(data["source"], _SOURCE, "its source", at)
+    if why:
+        return why
+    if "\x00" in (data["source"].get("path") or ""):
+        return "its source has a path with a NUL character in it"
+    _, why = _records(data, "speakers", _SPEAKER, "speaker {}", at)
+    if why:
+        return why
+    phrases, why = _records(data, "phrases", _PHRASE, "phrase {}", at)
+    if why:
+        return why
+    last = at.end + END_SLACK if at.end is not None else sys.float_info.max
+    for i, p in enumerate(phrases):
+        words = p.get("words", [])
+        if not isinstance(words, list) or not all(map(_plain_word, words, repeat(last))):  # worded: only then
+            why = _records(p, "words", _WORD, f"word {{}} of phrase {i + 1}", at, f"phrase {i + 1}'s")[1]
+            if why:
+                return why
+    _, why = _records(data, "turns", _TURN, "speaker turn {}", at)
+    if why:
+        return why
+    points, why = _records(data, "summary", _POINT, "summary point {}", at)
+    if why:
+        return why
+    for i, point in enumerate(points):
+        why = _records(point, "citations", _CITATION, f"citation {{}} of summary point {i + 1}", at,
+                       f"summary point {i + 1}'s")[1]
+        if why:
+            return why
+    if data.get("highlights") is not None:
+        marks, why = _records(data, "highlights", _HIGHLIGHT, "highlight {}", at)
+        bad = next((i for i, h in enumerate(marks) if h["start"] > h["end"]), None) if not why else None
+        if bad is not None:
+            why = f"highlight {bad + 1} ends before it starts ({marks[bad]['start']:g} s to {marks[bad]['end']:g} s)"
+        if why:
+            return f"its highlights are not in the form iGot writes: {why}"
+    info = data.get("info", {})
+    if not isinstance(info, dict):
+        return f"its info is {_shown(info)}, not an object"
+    return _loose(info)

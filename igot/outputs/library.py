@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import html
 import json
-import math
+import os
 import re
 import unicodedata
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from itertools import accumulate
 from datetime import datetime, timezone
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import Iterable, Mapping, Optional, Sequence
 
 from igot.errors import IgotError, install_hint
@@ -29,11 +30,11 @@ from igot.links import link_at
 from igot.outputs import export
 from igot.runtime.files import write_atomic
 from igot.text import clean_text, format_clock
-from igot.transcript import SCHEMA_VERSION, Transcript
+from igot.transcript import SCHEMA_VERSION, Transcript, problem
 
 INDEX = "index.html"
 CACHE = Path(".igot") / "library-cache.json"
-CACHE_VERSION = 2  # 2: per file [stamp, search data, why it was skipped]
+CACHE_VERSION = 3  # 2: per file [stamp, search data, why it was skipped]; 3: read by transcript.problem()
 SUMMARY_POINTS = 3  # how many summary points each entry shows
 # Accents that NFD splits off Latin, Greek and Cyrillic letters: "ç" is "c" + U+0327. Other
 # scripts' marks (Devanagari vowel signs, say) are part of their letters and stay.
@@ -170,6 +171,8 @@ class Skipped:
 
 # What to do about a damaged interview JSON: its recording gives it again.
 REDO = "run igot run again on its recording (finished steps are reused), or move the file out of the folder"
+# Larger than any interview iGot writes (ten hours take ~20 MB): such a file is not read at all.
+MAX_BYTES = 256 * 1024 * 1024
 
 
 def load_library(folder: Path | str, known: Iterable[Interview] = ()) -> tuple[list[Interview], list[Skipped]]:
@@ -182,6 +185,10 @@ def load_library(folder: Path | str, known: Iterable[Interview] = ()) -> tuple[l
     `known`: the interviews of an earlier listing (a server's): those whose file is unchanged are
     kept as they are, with what searching them built (~4 s to build again for 200 hours)."""
     folder = Path(folder)
+    try:
+        real_folder = folder.resolve(strict=True)
+    except (OSError, RuntimeError):
+        real_folder = None  # gone while we looked: nothing in it is read
     before = {iv.path: iv for iv in known}
     # Read only when a file is new to `known`: the interviews a server knows are read again from
     # their own files when they change (one file, after a highlight saved), the cache left as it is.
@@ -190,9 +197,13 @@ def load_library(folder: Path | str, known: Iterable[Interview] = ()) -> tuple[l
     interviews, skipped = [], []
     for path in sorted(folder.glob("*.json")):
         try:
-            stat = path.stat()
+            stat = path.lstat()
         except OSError:
             continue  # removed while we looked
+        outside = _not_inside(path, stat, real_folder)
+        if outside:
+            skipped.append(Skipped(path, outside))
+            continue
         stamp = [stat.st_mtime_ns, stat.st_size]
         kept = before.get(path)
         if kept is not None and kept.stamp == stamp:
@@ -201,7 +212,7 @@ def load_library(folder: Path | str, known: Iterable[Interview] = ()) -> tuple[l
         if kept is None and cache is None:
             cache = _read_cache(folder / CACHE)
         entry = (cache or {}).get(path.name)
-        data, why = (entry[1], entry[2]) if entry and entry[0] == stamp else _search_data(path)
+        data, why = (entry[1], entry[2]) if entry and entry[0] == stamp else _search_data(path, stat.st_size)
         seen[path.name] = [stamp, data, why]
         if data is not None:
             try:
@@ -226,69 +237,84 @@ def sort_newest_first(interviews: list[Interview]) -> list[Interview]:
     return sorted(interviews, key=lambda i: (i.date, i.name), reverse=True)
 
 
-def _search_data(path: Path) -> tuple[Optional[dict], Optional[str]]:
+def _not_inside(path: Path, stat: os.stat_result, folder: Optional[Path]) -> Optional[str]:
+    """Why `path` (found in the library folder, `stat` its lstat) is not read, or None: a library
+    folder may be shared, so only a plain file that is itself in the folder is read; a link could
+    show and search any file on the computer."""
+    if S_ISLNK(stat.st_mode):
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return "it is a link to a file that is not there; remove the link"
+        if folder is None or real.parent != folder:
+            return "it is a link to a file outside the library folder; move the file itself into the folder"
+        return "it is a link to another file of the folder, not a file itself; remove the link"
+    if not S_ISREG(stat.st_mode):
+        return "it is not a file (a folder or a device?); rename it or move it out of the folder"
+    if stat.st_size > MAX_BYTES:
+        return f"it is {stat.st_size // 1024**2} MB, larger than any interview; move it out of the folder"
+    return None
+
+
+def _search_data(path: Path, size: int) -> tuple[Optional[dict], Optional[str]]:
     """(the transcript in `path` without what search never reads (words, turns, links), None),
     (None, None) when the file is not an interview, or (None, what is wrong) when it is one that
     cannot be read."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = _read_plain_file(path)
+        if raw is None:
+            return None, "it was replaced by a link or a device while it was read; move the file itself into the folder"
+        if len(raw) > MAX_BYTES:
+            return None, f"it is larger than any interview ({size // 1024**2} MB or more); move it out of the folder"
+        data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         return None, f"it is not text (damaged?); {REDO}"
     except ValueError as err:
-        return None, f"it is not valid JSON ({err.msg} at line {err.lineno}: cut short, or edited by hand?); {REDO}"
+        where = f" at line {err.lineno}" if isinstance(err, json.JSONDecodeError) else ""
+        return None, f"it is not valid JSON ({getattr(err, 'msg', err)}{where}: cut short, or edited by hand?); {REDO}"
+    except RecursionError:
+        return None, f"it is not an interview: its JSON is nested thousands deep; {REDO}"
     except OSError as err:
         return None, f"it cannot be read ({err.strerror or err}); check the file's permissions"
     if not isinstance(data, dict) or not ("source" in data and "phrases" in data):
         return None, None  # some other JSON: not an interview
     version = data.get("schema_version", 0)
-    if isinstance(version, int) and version > SCHEMA_VERSION:
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
         return None, (f"it was written by a newer iGot (transcript schema {version}; this one reads {SCHEMA_VERSION}): "
                       f"update iGot ({install_hint()})")
-    why = _problem(data)
+    # The whole file is checked, words too, before they are left out: a file listed here opens in
+    # the workspace, by the same rules (Transcript.from_dict).
+    why = problem(data)
     if why:
         return None, f"{why}; {REDO}"
     phrases = [{k: p[k] for k in ("speaker", "start", "end", "text")} for p in data["phrases"]]
-    return {**data, "turns": [], "phrases": phrases}, None
+    # Only what a Transcript reads is kept (and cached): a field a stranger added is never written back.
+    kept = {k: data[k] for k in _FIELDS if k in data}
+    return {**kept, "turns": [], "phrases": phrases}, None
 
 
-def _problem(data: dict) -> Optional[str]:
-    """What keeps an interview JSON off the page, in words; None when nothing does. Checked here
-    so that one bad file can never break the page or shift another interview's phrases."""
-    if not isinstance(data.get("schema_version", 0), int):
-        return f"its schema_version is {data['schema_version']!r}, not a number"
-    source = data["source"]
-    if not isinstance(source, dict) or not isinstance(source.get("title"), str):
-        return "its source has no title (an older or hand-made file?)"
-    if not isinstance(data["phrases"], list):
-        return "its phrases are not a list"
-    for i, p in enumerate(data["phrases"]):
-        if not isinstance(p, dict):
-            return f"phrase {i + 1} is not an object"
-        for key, kind in (("speaker", str), ("start", (int, float)), ("end", (int, float)), ("text", str)):
-            value = p.get(key)
-            if not isinstance(value, kind) or isinstance(value, bool) or (kind is not str and not math.isfinite(value)):
-                return f"phrase {i + 1} has no {key}" if key not in p else f"phrase {i + 1} has a {key} of {value!r}"
-    for key, fields_ in (("speakers", ("id", "name")), ("summary", ("text",))):
-        items = data.get(key, [])
-        if not isinstance(items, list) or not all(isinstance(x, dict) and all(isinstance(x.get(f), str) for f in fields_) for x in items):
-            return f"its {key} are not in the form iGot writes"
-    if not isinstance(data.get("info", {}), dict):
-        return "its info is not an object"
-    highlights = data.get("highlights")
-    if highlights is not None and not (isinstance(highlights, list) and all(
-            isinstance(h, dict) and isinstance(h.get("id"), str) and isinstance(h.get("quote"), str)
-            and all(isinstance(h.get(k), (int, float)) and not isinstance(h.get(k), bool) and math.isfinite(h[k]) for k in ("start", "end"))
-            and isinstance(h.get("tags", []), list) and all(isinstance(x, str) for x in h.get("tags", []))
-            and isinstance(h.get("note", ""), str) for h in highlights)):
-        return "its highlights are not in the form iGot writes"
-    return None
+_FIELDS = tuple(f.name for f in fields(Transcript))
+# Not following a link and not waiting on a pipe, where the system has the flags (Windows has not).
+_PLAIN_OPEN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _read_plain_file(path: Path) -> Optional[bytes]:
+    """The bytes of `path` (MAX_BYTES and one more at most), or None when it is no longer a plain
+    file: it may have been swapped for a link since it was looked at."""
+    fd = os.open(path, _PLAIN_OPEN)
+    with os.fdopen(fd, "rb") as f:
+        if not S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return f.read(MAX_BYTES + 1)
 
 
 def _read_cache(path: Path) -> dict[str, list]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data["files"] if data.get("version") == CACHE_VERSION and isinstance(data.get("files"), dict) else {}
-        return {name: entry for name, entry in files.items() if isinstance(entry, list) and len(entry) == 3}
+        # The cache is in the folder too: an entry of another shape is read again from its file.
+        return {name: entry for name, entry in files.items() if isinstance(entry, list) and len(entry) == 3
+                and isinstance(entry[1], (dict, type(None))) and isinstance(entry[2], (str, type(None)))}
     except (OSError, ValueError, KeyError, AttributeError):
         return {}
 
@@ -299,7 +325,7 @@ def _write_cache(path: Path, files: dict[str, list]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps({"version": CACHE_VERSION, "files": files}, ensure_ascii=False,
                                               separators=(",", ":")))
-    except OSError:
+    except (OSError, ValueError):
         pass
 
 
