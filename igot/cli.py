@@ -22,7 +22,7 @@ from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 from igot.search.meaning import MEANING_LIMIT
 from igot.speakers.phrases import parse_names
 from igot.summary.summarize import CPU_LLM, GPU_LLM
-from igot.text import format_clock
+from igot.text import format_clock, shown, typed_line
 from igot.workspace import commands as workspace_commands
 
 DEMO_SAMPLE = Path(__file__).parent / "samples" / "radio_phone_in.flac"
@@ -223,7 +223,8 @@ def rename_command(args: argparse.Namespace) -> int:
         print(f"igot: {exc}", file=sys.stderr)
         return 2
     t = saved.transcript
-    print("Speakers: " + ", ".join(f"{s.id[1:]} = {t.speaker_name(s.id)}" for s in t.speakers))
+    # names of speakers not named now are as the file had them: shown escaped
+    print("Speakers: " + shown(", ".join(f"{s.id[1:]} = {t.speaker_name(s.id)}" for s in t.speakers)))
     if len(t.speakers) < len(before.speakers):
         print(f"{len(before.speakers)} speakers, {len(t.speakers)} names: speakers with the same name are now one person.")
     if t.summary:
@@ -258,8 +259,9 @@ def voices_command(args: argparse.Namespace) -> int:
         if args.action == "forget":
             changed, done = voices.forget(remembered, args.name, path), f"Forgot {remembered.find(args.name).name}'s voice."
         else:
-            changed = voices.rename(remembered, args.old, args.new, path)
-            done = f"{remembered.find(args.old).name} is now {' '.join(args.new.split())}."
+            new = typed_line(args.new)  # a person's name, kept without control characters like every name
+            changed = voices.rename(remembered, args.old, new, path)
+            done = f"{shown(remembered.find(args.old).name)} is now {shown(new)}."
         if changed.drive and not args.no_drive:
             from igot.outputs import gdoc
 

@@ -1,8 +1,10 @@
 """Rules of written text that every stage shares: how words join, where a sentence ends, how a
-moment and a line of text are written."""
+moment and a line of text are written, and which characters typed text and a terminal never get."""
 
 from __future__ import annotations
 
+import string
+import unicodedata
 from typing import Optional, Sequence
 
 from igot.transcript import Word
@@ -22,6 +24,39 @@ def ends_sentence(word: str) -> bool:
 def clean_text(text: str) -> str:
     """One line of text: a stray newline would end a subtitle cue or a Markdown paragraph."""
     return " ".join(text.split())
+
+
+# Marks that reorder or hide text on screen (the bidi embeddings, overrides and isolates, and the
+# left-to-right, right-to-left and Arabic letter marks): a name, tag or note has no use for them,
+# and they can make one read as another ("Trojan Source").
+BIDI_MARKS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _unwanted(ch: str) -> bool:
+    return ch in BIDI_MARKS or unicodedata.category(ch) == "Cc"
+
+
+def without_controls(text: str, keep: str = "") -> str:
+    """Text a user typed, as iGot keeps it: without control characters (ESC, BEL, NUL, ... which
+    can retitle or clear a terminal that shows them) and bidi marks, except those in `keep`
+    (a note keeps "\\n\\t")."""
+    return "".join(ch for ch in text if ch in keep or not _unwanted(ch))
+
+
+def typed_line(text: str) -> str:
+    """A one-line name or tag as kept: no control characters or bidi marks, single spaces (a tab or
+    newline in it is a space)."""
+    return clean_text(without_controls(text, keep=string.whitespace))
+
+
+def shown(text: str, keep: str = "") -> str:
+    """`text` safe to print to a terminal: each control character and bidi mark written as an
+    escape (ESC as the four characters \\x1b), except those in `keep` ("\\n" for many lines). Files
+    written by someone else may hold any character, whatever iGot cleans on the way in."""
+    if not any(_unwanted(ch) for ch in text):
+        return text
+    return "".join(ch if ch in keep or not _unwanted(ch) else
+                   (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}") for ch in text)
 
 
 def format_clock(seconds: float) -> str:

@@ -51,7 +51,7 @@ def test_a_highlight_of_words_inside_a_phrase_keeps_those_words_and_its_speaker(
     (0, 3, ["x" * 61], "", "characters long"),
     (0, 3, [f"t{i}" for i in range(21)], "", "21 tags"),
     (0, 3, "pricing", "", "must be a list"),
-    (0, 3, ["a\x00b"], "", "control characters"),
+    (0, 3, ["a\u200bb"], "", "does not print"),
     (0, 3, [], "n" * 2001, "Keep a note to 2000"),
 ])
 def test_a_bad_highlight_is_refused_with_what_to_do(start, end, tags, note, message):

@@ -11,13 +11,13 @@ import math
 import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from igot.errors import IgotError
 from igot.outputs.spans import Span, phrase_spans
-from igot.text import clean_text
+from igot.text import clean_text, typed_line, without_controls
 from igot.transcript import Highlight, Transcript
 
 # What one write may hold: long enough for any real use, short enough that a stray paste or a
@@ -36,8 +36,9 @@ class HighlightError(IgotError):
 
 # --- tags -------------------------------------------------------------------------------------
 def clean_tag(text: str) -> str:
-    """A tag as kept: one line, single spaces, the case the user typed."""
-    return " ".join(str(text).split())
+    """A tag as kept: one line, single spaces, the case the user typed, no control characters or
+    bidi marks (a tag from someone else's file too: it is compared and shown this way)."""
+    return typed_line(str(text))
 
 
 def tag_key(tag: str) -> str:
@@ -45,22 +46,30 @@ def tag_key(tag: str) -> str:
     return clean_tag(tag).casefold()
 
 
-def checked_tags(tags: Iterable[object]) -> list[str]:
-    """The tags of a write, cleaned and without repeats; HighlightError when one is unusable."""
-    if isinstance(tags, (str, bytes)) or not isinstance(tags, Iterable):
-        raise HighlightError("The tags must be a list of words.", "Send them as a list, e.g. [\"pricing\"].")
+def checked_tags(tags: object) -> list[str]:
+    """The tags of a write (a list of strings), cleaned (control characters and bidi marks
+    removed) and without repeats; HighlightError when they are not a list or one is unusable."""
+    # Only a list: a JSON object or a string is iterable too, and would give its keys or letters as tags.
+    if not isinstance(tags, (list, tuple)):
+        kind = {dict: "an object", str: "a string", int: "a number", float: "a number"}.get(type(tags), type(tags).__name__)
+        raise HighlightError(f"The tags must be a list of words, not {kind} ({str(tags)[:40]!r}).",
+                             "Send them as a list, e.g. [\"pricing\"].")
     kept: dict[str, str] = {}
     for raw in tags:
         if not isinstance(raw, str):
-            raise HighlightError(f"A tag must be text, not {raw!r}.", "Type the tag as words.")
+            raise HighlightError(f"A tag must be text, not {raw!r}.", "Send each tag as a string, e.g. [\"pricing\"].")
         tag = clean_tag(raw)
         if not tag:
             continue
         if len(tag) > TAG_MAX:
             raise HighlightError(f"The tag '{tag[:40]}…' is {len(tag)} characters long.",
                                  f"Keep a tag to {TAG_MAX} characters; put the rest in the note.")
-        if any(not ch.isprintable() for ch in tag):
-            raise HighlightError(f"The tag {tag!r} holds control characters.", "Type the tag as plain words.")
+        # What cleaning leaves that still does not print (a zero-width space, a lone surrogate)
+        # would make two tags that look the same differ.
+        hidden = next((ch for ch in tag if not ch.isprintable()), None)
+        if hidden is not None:
+            raise HighlightError(f"The tag {tag!r} holds a character that does not print ({hidden!r}).",
+                                 "Type the tag as plain words.")
         kept.setdefault(tag_key(tag), tag)
     if len(kept) > TAGS_MAX:
         raise HighlightError(f"{len(kept)} tags on one highlight.", f"Keep to {TAGS_MAX} tags.")
@@ -72,7 +81,8 @@ def checked_note(note: object) -> str:
         return ""
     if not isinstance(note, str):
         raise HighlightError("The note must be text.", "Type the note as words.")
-    note = note.strip()
+    # Lines and tabs are the note's own; any other control character only acts on a terminal.
+    note = without_controls(note.replace("\r\n", "\n"), keep="\n\t").strip()
     if len(note) > NOTE_MAX:
         raise HighlightError(f"The note is {len(note)} characters long.", f"Keep a note to {NOTE_MAX} characters.")
     return note

@@ -14,7 +14,7 @@ from typing import Collection, Mapping, Optional, Sequence, Union
 
 from igot.errors import IgotError
 from igot.links import link_at
-from igot.text import NO_SPACE_LANGUAGES, ends_sentence, join_words
+from igot.text import NO_SPACE_LANGUAGES, ends_sentence, join_words, typed_line
 from igot.transcript import Phrase, Speaker, SpeakerTurn, Transcript, Word
 
 
@@ -217,16 +217,18 @@ def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[st
 
     Speakers who end up with the same name (any case and spacing: 'Ana,Bruno,Ana', or
     'Speaker 3=Ana' when Speaker 1 is Ana) are one person the speaker detection split in two:
-    they become one speaker everywhere (see merge_speakers)."""
+    they become one speaker everywhere (see merge_speakers). A name is kept on one line, without
+    control characters or bidi marks (every way a user names speakers comes through here)."""
     if isinstance(names, Mapping):
         by_key = {}
         for key, name in names.items():
             number = key.strip().lower().removeprefix("speaker").removeprefix("s").strip()
             if not number.isdigit():
                 raise IgotError(f"Unknown speaker '{key}' in the names.", "Use 'Speaker 1=Ana' or '1=Ana'.")
-            by_key[f"S{int(number)}"] = name
+            if typed_line(name):
+                by_key[f"S{int(number)}"] = typed_line(name)
     else:
-        by_key = {f"S{i + 1}": name for i, name in enumerate(names) if name.strip()}
+        by_key = {f"S{i + 1}": typed_line(name) for i, name in enumerate(names) if typed_line(name)}
     unknown = sorted(set(by_key) - {s.id for s in transcript.speakers})
     if unknown:
         found = len(transcript.speakers)

@@ -1,21 +1,27 @@
 """Clips: a highlight, or every highlight of a tag as one reel, as an MP4 made with ffmpeg from the
 interview's recording on this computer. Each clip opens titled with who said it, in which
 interview and when (drawn on the picture, and in the file's title); a recording with no picture
-gets a plain background to carry the title."""
+gets a plain background to carry the title.
+
+A clip is made in a temp folder of its own (made_clip) that the caller removes once the file is sent
+(remove_clip); at most JOBS clips are made at a time, the rest wait their turn."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from igot.errors import IgotError
 from igot.outputs import highlights
-from igot.text import clean_text, format_clock
-from igot.workspace.interviews import Library, is_video, media_file
+from igot.text import clean_text, format_clock, typed_line
+from igot.outputs.store import Library
+from igot.workspace.interviews import is_video, media_file
 from igot.workspace.tags import quotes as tag_quotes
 
 PAD = 0.4  # seconds of the recording kept before and after the words, so no word is cut
@@ -23,6 +29,13 @@ SIZE = (1280, 720)
 FPS = 25
 BACKGROUND = "0x1d2430"  # behind a recording with no picture
 TITLE_SECONDS = 4.0  # how long the title stays on the picture
+# ffmpeg takes every core it finds: ten clips asked for at once ran ten ffmpeg, each ten times
+# slower, and the computer with them. Two at a time keep the rest of the workspace answering.
+JOBS = 2
+FOLDER_PREFIX = "igot-clip-"  # a clip's temp folder; only folders so named are ever removed here
+STALE_SECONDS = 24 * 3600  # a clip folder this old was left by a server stopped while sending it
+
+_jobs = threading.BoundedSemaphore(JOBS)
 
 
 @dataclass
@@ -37,8 +50,10 @@ class Part:
 
 
 def title_of(speaker: str, interview: str, start: float) -> str:
-    who = f"{speaker} · " if speaker else ""
-    return f"{who}{interview} · {format_clock(start)}"
+    """The title a clip opens with. The names may come from someone else's file: one line, no
+    control characters."""
+    who = f"{typed_line(speaker)} · " if typed_line(speaker) else ""
+    return f"{who}{typed_line(interview)} · {format_clock(start)}"
 
 
 def _ffmpeg() -> str:
@@ -49,31 +64,38 @@ def _ffmpeg() -> str:
 
 
 def _encode(part: Part, out: Path, work: Path, titled: bool = True) -> None:
-    """One part as an MP4 of the same shape as every other (size, rate, codecs), so parts join."""
+    """One part as an MP4 of the same shape as every other (size, rate, codecs), so parts join.
+    `out` is in `work`, where ffmpeg runs."""
     start = max(0.0, part.start - PAD)
     length = part.end + PAD - start
     w, h = SIZE
-    text = work / f"{out.stem}.txt"
-    text.write_text(part.title, encoding="utf-8")
+    typed = typed_line(part.title)
+    # The title is read from a file, not written into the filter (where : ' \ , and ; mean
+    # something); the file is named relative to `work`, so no folder name reaches the filter either.
+    text = f"{out.stem}.txt"
+    (work / text).write_text(typed, encoding="utf-8")
     fit = (f"scale={w}:{h}:force_original_aspect_ratio=decrease,pad={w}:{h}:(ow-iw)/2:(oh-ih)/2,fps={FPS},format=yuv420p")
     # Over a picture, the title shows for its first seconds; over the plain background, all along.
     when = f":enable='lt(t,{TITLE_SECONDS})'" if part.video else ""
-    title = (f",drawtext=textfile='{text.as_posix()}':fontcolor=white:fontsize=34:box=1:boxcolor=black@0.55:boxborderw=14:"
-             f"x=(w-text_w)/2:y=h-text_h-48{when}") if titled else ""
+    # expansion=none: drawtext reads %{...} in the text as a function, so "20% off" drew no title at all.
+    title = (f",drawtext=textfile={text}:expansion=none:fontcolor=white:fontsize=34:box=1:boxcolor=black@0.55:"
+             f"boxborderw=14:x=(w-text_w)/2:y=h-text_h-48{when}") if titled else ""
+    # "file:" and the whitelist: a recording's name is never read as another protocol (http:, concat:).
+    media = ["-protocol_whitelist", "file", "-i", f"file:{Path(part.media).absolute()}"]
     if part.video:
-        inputs = ["-ss", f"{start:.3f}", "-t", f"{length:.3f}", "-i", str(part.media)]
+        inputs = ["-ss", f"{start:.3f}", "-t", f"{length:.3f}", *media]
         picture = f"[0:v]{fit}{title}[v]"
         sound = "0:a?"
     else:
         inputs = ["-f", "lavfi", "-i", f"color=c={BACKGROUND}:s={w}x{h}:r={FPS}",
-                  "-ss", f"{start:.3f}", "-t", f"{length:.3f}", "-i", str(part.media)]
+                  "-ss", f"{start:.3f}", "-t", f"{length:.3f}", *media]
         picture = f"[0:v]format=yuv420p{title}[v]"
         sound = "1:a"
     command = [_ffmpeg(), "-v", "error", "-y", *inputs, "-filter_complex", picture, "-map", "[v]", "-map", sound,
                "-t", f"{length:.3f}", "-c:v", "libx264", "-preset", "veryfast", "-crf", "26",
                "-c:a", "aac", "-b:a", "128k", "-ar", "48000", "-ac", "2", "-shortest",
-               "-metadata", f"title={part.title}", "-movflags", "+faststart", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True)
+               "-metadata", f"title={typed}", "-movflags", "+faststart", out.name]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=work)
     if done.returncode != 0:
         if titled and "drawtext" in done.stderr:  # an ffmpeg built without its text filter: the file's title only
             return _encode(part, out, work, titled=False)
@@ -81,33 +103,73 @@ def _encode(part: Part, out: Path, work: Path, titled: bool = True) -> None:
                         "Check that the recording plays, then try again.")
 
 
-def make_clip(parts: Sequence[Part], out: Path, title: str = "") -> Path:
-    """The parts, each titled, one after the other, as one MP4 at `out` (written whole: in a temp
-    folder, then moved into place)."""
+def made_clip(parts: Sequence[Part], title: str = "") -> Path:
+    """The parts, each titled, one after the other, as one MP4 in a new temp folder of its own
+    (`title`: the reel's, in the file; else the first part's). The caller sends the file, then
+    calls remove_clip; when making it fails, the folder is removed before the error is raised.
+    Waits while JOBS clips are being made."""
     if not parts:
         raise IgotError("No highlight to make a clip of has its recording on this computer.",
                         "Clips are cut from local recordings (a file, an upload or a Drive file), not from YouTube or Vimeo.")
-    with tempfile.TemporaryDirectory(prefix="igot-clip-") as tmp:
-        work = Path(tmp)
-        pieces = []
-        for i, part in enumerate(parts):
-            piece = work / f"part{i:04d}.mp4"
-            _encode(part, piece, work)
-            pieces.append(piece)
-        joined = work / "joined.mp4"
-        if len(pieces) == 1:
-            pieces[0].replace(joined)
-        else:
-            listing = work / "parts.txt"
-            listing.write_text("".join(f"file '{p.name}'\n" for p in pieces), encoding="utf-8")
-            done = subprocess.run([_ffmpeg(), "-v", "error", "-y", "-f", "concat", "-safe", "0", "-i", str(listing),
-                                   "-c", "copy", "-metadata", f"title={title or parts[0].title}", "-movflags", "+faststart",
-                                   str(joined)], capture_output=True, text=True, cwd=work)
-            if done.returncode != 0:
-                raise IgotError(f"ffmpeg could not join the clips: {done.stderr.strip()[-300:]}", "Try again with fewer highlights.")
+    with _jobs:
+        _remove_stale()
+        work = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+        try:
+            return _join(parts, work, title)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+
+
+def remove_clip(clip: Path) -> None:
+    """A clip from made_clip removed, with its temp folder (a path in any other folder is left alone)."""
+    folder = Path(clip).parent
+    if folder.name.startswith(FOLDER_PREFIX):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def make_clip(parts: Sequence[Part], out: Path, title: str = "") -> Path:
+    """The clip of made_clip moved to `out` (written whole: in a temp folder, then moved into place)."""
+    made = made_clip(parts, title)
+    try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(joined), str(out))
+        shutil.move(str(made), str(out))
+    finally:
+        remove_clip(made)
     return out
+
+
+def _join(parts: Sequence[Part], work: Path, title: str) -> Path:
+    pieces = []
+    for i, part in enumerate(parts):
+        piece = work / f"part{i:04d}.mp4"
+        _encode(part, piece, work)
+        pieces.append(piece)
+    joined = work / "clip.mp4"
+    if len(pieces) == 1:
+        pieces[0].replace(joined)
+        return joined
+    listing = work / "parts.txt"
+    listing.write_text("".join(f"file '{p.name}'\n" for p in pieces), encoding="utf-8")
+    done = subprocess.run([_ffmpeg(), "-v", "error", "-y", "-f", "concat", "-safe", "0", "-i", listing.name,
+                           "-c", "copy", "-metadata", f"title={typed_line(title) or typed_line(parts[0].title)}",
+                           "-movflags", "+faststart", joined.name], capture_output=True, text=True, cwd=work)
+    if done.returncode != 0:
+        raise IgotError(f"ffmpeg could not join the clips: {done.stderr.strip()[-300:]}", "Try again with fewer highlights.")
+    for piece in pieces:  # the reel alone stays while it is sent
+        piece.unlink(missing_ok=True)
+    return joined
+
+
+def _remove_stale() -> None:
+    """Clip folders left by a server stopped while sending one (its removal never ran), removed."""
+    now = time.time()
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*"):
+        try:
+            if folder.is_dir() and now - folder.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # another user's, or gone meanwhile
+            continue
 
 
 # --- what to cut, from the library -----------------------------------------------------------------

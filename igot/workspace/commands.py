@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from igot.errors import IgotError
+from igot.text import shown
+
+if TYPE_CHECKING:
+    from igot.workspace.tags import Quote
+
 
 def add_parsers(sub, out_dir: Path) -> None:
     """The `serve` and `tags` commands; `out_dir`: the CLI's default output folder."""
@@ -41,41 +48,53 @@ def run_command(args: argparse.Namespace) -> int:
                          llm_model=args.llm_model, use_llm=args.llm, device=args.device)
             return 0
         return tags_command(args)
-    except IgotError as exc:
-        print(f"igot: {exc}", file=sys.stderr)
+    except IgotError as exc:  # it may quote a tag or name from a file
+        print("igot: " + shown(str(exc), keep="\n"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 0
 
 
 def tags_command(args: argparse.Namespace) -> int:
+    """Every tag, name and note printed comes from files anyone may have written: a control
+    character in one is shown escaped (text.shown), never sent to the terminal to act on."""
+    from igot.outputs.highlights import clean_tag
     from igot.workspace import tags
-    from igot.workspace.interviews import Library
+    from igot.outputs.store import Library
 
     if not args.out.is_dir():
         raise IgotError(f"No library folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")
     lib = Library(args.out)
     interviews, skipped = lib.listing()
     for s in skipped:
-        print(f"igot: {s.line()}", file=sys.stderr)
+        print(f"igot: {shown(s.line())}", file=sys.stderr)
     if args.action == "rename":
         changed = lib.rename_tag(args.old, args.new)
         if not changed:
             raise IgotError(f"No highlight in {args.out} has the tag '{args.old}'.", "See the tags with: igot tags")
-        print(f"'{args.old}' is now '{' '.join(args.new.split())}' in {len(changed)} interview{'s' * (len(changed) != 1)}.")
+        print(f"'{shown(args.old)}' is now '{shown(clean_tag(args.new))}' in {len(changed)} interview{'s' * (len(changed) != 1)}.")
         return 0
     if args.action == "export":
         found = tags.quotes(interviews, args.tag)
         if not found:
             raise IgotError(f"No highlight in {args.out} has the tag '{args.tag}'.", "See the tags with: igot tags")
-        sys.stdout.write(tags.quotes_csv(found) if args.csv else tags.quotes_markdown(args.tag, found))
+        found = [_shown_quote(q) for q in found]
+        sys.stdout.write(tags.quotes_csv(found) if args.csv else tags.quotes_markdown(shown(args.tag), found))
         return 0
     rows = tags.board(interviews)
     if not rows:
         print(f"No highlights in {args.out} yet: open the workspace (igot serve) and highlight what matters.")
         return 0
-    width = max(len(r.tag) for r in rows)
+    names = [shown(r.tag) for r in rows]
+    width = max(len(name) for name in names)
     print(f"{'tag':<{width}}  highlights  interviews  people")
-    for r in rows:
-        print(f"{r.tag:<{width}}  {r.highlights:>10}  {r.interviews:>10}  {r.people:>6}")
+    for name, r in zip(names, rows):
+        print(f"{name:<{width}}  {r.highlights:>10}  {r.interviews:>10}  {r.people:>6}")
     return 0
+
+
+def _shown_quote(q: Quote) -> Quote:
+    """A quote with its text fields escaped for a terminal (a note keeps its lines and tabs); the
+    escaping is done field by field so the CSV's own line ends stay."""
+    return replace(q, tag=shown(q.tag), interview=shown(q.interview), speaker=shown(q.speaker), quote=shown(q.quote),
+                   note=shown(q.note, keep="\n\t"), video=shown(q.video) if q.video else q.video)
