@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import math
-import os
 import re
 import unicodedata
 from contextlib import contextmanager
@@ -24,7 +23,7 @@ from igot.errors import IgotError
 from igot.links import link_at
 from igot.outputs import highlights as marks
 from igot.outputs.spans import Span, even_spans, word_spans
-from igot.runtime.files import write_temp
+from igot.runtime import changes
 from igot.text import clean_text, format_clock
 from igot.transcript import Highlight, Phrase, SummaryPoint, Transcript
 
@@ -585,29 +584,22 @@ def export_paths(out_dir: Path, stem: str, formats: Iterable[str]) -> dict[str, 
 
 
 @contextmanager
-def staged(texts: Mapping[Path, str]) -> Iterator[None]:
+def staged(texts: Mapping[Path, str], folder: Optional[Path] = None) -> Iterator[None]:
     """Write every text beside its file, then, when the block ends without an error, put them
-    all in place; if writing or the block fails, none is, and no file is left half-written."""
-    temps: dict[Path, Path] = {}
+    all in place at once; if writing or the block fails, none is. `folder`: the library they
+    belong to: then under its lock, and whole even if the process is killed half way
+    (igot.runtime.changes)."""
+    change = changes.Change(folder, texts)
     try:
-        for path, text in texts.items():
-            if path.is_dir():  # found now, not when the files are half in place
-                raise IgotError(f"Could not write {path}: a folder of that name is in the way.",
-                                "Move or rename that folder, or choose another output folder.")
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                temps[path] = write_temp(path, text)
-            except OSError as err:
-                raise IgotError(
-                    f"Could not write {path}: {err.strerror or err}.",
-                    "Check that you can write to that folder (and that the disk is not full), or choose another output folder.",
-                ) from err
         yield
-        for path, tmp in temps.items():
-            os.replace(tmp, path)
-    finally:
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
+    except BaseException:
+        change.discard()
+        raise
+    if folder is None:
+        change.commit()
+        return
+    with changes.locked(folder):
+        change.commit()
 
 
 def write_exports(

@@ -20,6 +20,7 @@ import numpy as np
 
 from igot.errors import IgotError, install_hint
 from igot.runtime import hub
+from igot.runtime import changes
 from igot.runtime.files import write_atomic
 from igot.text import clean_text
 from igot.transcript import Transcript
@@ -142,7 +143,8 @@ def save_embeddings(interview_json: Path | str, e: PhraseEmbeddings) -> Path:
     """Kept for the interview saved as `interview_json` (see embeddings_path)."""
     path = embeddings_path(interview_json)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_embeddings_file(path, e)
+    with changes.locked(Path(interview_json).parent):  # the library's lock, as every writer in it
+        save_embeddings_file(path, e)
     return path
 
 

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 import numpy as np
 
 from igot.errors import IgotError, install_hint
+from igot.runtime import changes
 from igot.runtime.files import write_atomic
 from igot.transcript import Speaker, Transcript
 
@@ -353,10 +354,12 @@ def save_voices(folder: Path | str, voices: Voices) -> Path:
     With nobody left, the file is deleted."""
     path = voices_path(folder)
     if not voices.people and not voices.drive:
-        path.unlink(missing_ok=True)
+        with changes.locked(folder):
+            path.unlink(missing_ok=True)
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, voices_to_json(voices), mode=0o600)
+    with changes.locked(folder):  # beside a workspace or a rename in another process
+        write_atomic(path, voices_to_json(voices), mode=0o600)
     try:
         os.chmod(path, 0o600)  # a file written before with wider permissions
     except OSError:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +24,12 @@ import numpy as np
 
 from igot.outputs import highlights
 from igot.outputs.library import Interview
+from igot.runtime import changes
 from igot.runtime.files import write_atomic
 from igot.search import themes as grouping
 from igot.text import clean_text
-from igot.workspace.interviews import RELOAD, NotFound, Stale, WorkspaceError
+from igot.outputs.store import RELOAD, NotFound, Stale
+from igot.workspace.interviews import WorkspaceError
 
 THEMES_FILE = Path(".igot") / "themes.json"
 STORE_VERSION = 1
@@ -100,8 +101,8 @@ class Themes:
     """The boards of one library folder: drawn, and a highlight moved, one move at a time."""
 
     def __init__(self, folder: Path) -> None:
-        self.path = Path(folder) / THEMES_FILE
-        self._lock = threading.Lock()
+        self.folder = Path(folder)
+        self.path = self.folder / THEMES_FILE
 
     def _read(self) -> tuple[bytes, dict, str]:
         """(the file's bytes, its boards, a line when it could not be read)."""
@@ -161,7 +162,7 @@ class Themes:
             raise WorkspaceError("The move does not say which version of the themes it was made on.", RELOAD)
         if not isinstance(key, str) or not isinstance(to, str):
             raise WorkspaceError("A move needs the highlight and the theme it goes to.", "Move it from the Themes board.")
-        with self._lock:
+        with changes.locked(self.folder):  # every process's moves, one at a time
             data, boards, damaged = self._read()
             now = self._draw(interviews, tag, vectors, model, data, boards, damaged)
             if version != now.version:

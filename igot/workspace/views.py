@@ -16,7 +16,8 @@ from igot.search.meaning import Only
 from igot.text import clean_text
 from igot.transcript import Highlight, Transcript
 from igot.workspace import tags as tags_module
-from igot.workspace.interviews import Opened, is_video, media_file
+from igot.outputs.store import Opened
+from igot.workspace.interviews import is_video, media_file
 
 SEARCH_LIMIT = 300  # hits shown at once; the count says how many more there are
 
