@@ -24,7 +24,7 @@ from igot.outputs import highlights, library, store
 from igot.transcript import Source, Transcript
 from igot.workspace import clips, server, tags, views
 from igot.workspace.guard import Door, inside
-from igot.workspace.interviews import Library
+from igot.outputs.store import Library
 from tests.test_highlights import interview
 
 PORT = 8765
@@ -62,7 +62,8 @@ def folder(tmp_path) -> Path:
 
 @pytest.fixture
 def client(folder) -> TestClient:
-    return TestClient(server.create_app(Library(folder), Door(PORT)), base_url=HOME)
+    door = Door(PORT)
+    return TestClient(server.create_app(Library(folder), door), base_url=HOME, headers={"X-iGot-Token": door.token})
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -138,7 +139,7 @@ def test_nothing_outside_the_library_folder_is_served(folder, tmp_path):
             body = answer.read()
             assert answer.status in (403, 404) and b"not yours" not in body and b"root:" not in body, path
         conn = http.client.HTTPConnection("127.0.0.1", running.port, timeout=5)
-        conn.request("GET", "/files/joana.html")
+        conn.request("GET", "/files/joana.html", headers={"X-iGot-Token": running.token})
         assert conn.getresponse().status == 200
     finally:
         running.stop()
@@ -226,7 +227,7 @@ def test_malformed_requests_change_nothing(client, folder):
     assert client.post("/api/interviews/joana/highlights", json={"start": 0, "end": 3}).status_code == 400  # no version
     assert client.post("/api/interviews/..%2Fsecret/highlights", json={"version": version, "start": 0, "end": 3}).status_code == 404
     big = {"version": version, "start": 0, "end": 3, "note": "x" * (server.MAX_BODY + 1)}
-    assert client.post("/api/interviews/joana/highlights", json=big).status_code == 400
+    assert client.post("/api/interviews/joana/highlights", json=big).status_code == 413  # too large
     assert client.patch("/api/interviews/joana/highlights/nope", json={"version": version, "note": "x"}).status_code == 400
     assert snapshot(folder) == before
 
@@ -250,8 +251,8 @@ def test_a_write_on_a_stale_version_is_refused_and_loses_nothing(client, folder)
 @pytest.mark.parametrize("fail_at", [1, 2, 3])
 def test_a_crash_in_the_middle_of_a_write_leaves_the_json_whole(client, folder, monkeypatch, fail_at):
     """The disk fills up as the files of a save take their places (a highlight writes the JSON,
-    the HTML and the Markdown), at the first, second or third."""
-    before = (folder / "joana.json").read_text()
+    the HTML and the Markdown), at the first, second or third: every file stays as it was."""
+    before, html_before = (folder / "joana.json").read_text(), (folder / "joana.html").read_text()
     real_replace, calls = os.replace, []
 
     def filling_up(src, dst):
@@ -265,9 +266,9 @@ def test_a_crash_in_the_middle_of_a_write_leaves_the_json_whole(client, folder, 
     r = add(client, start=4.0, end=8.9, tags=["pricing"])
     monkeypatch.undo()
     assert r.status_code == 500 and "No space left on device" in r.json()["error"]
-    after = Transcript.load(folder / "joana.json")  # whole: the old file, or the new one
-    assert (folder / "joana.json").read_text() == before if fail_at == 1 else after.highlights
-    assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+    assert (folder / "joana.json").read_text() == before  # all or nothing: the files already in place went back
+    assert (folder / "joana.html").read_text() == html_before
+    assert not [p for p in folder.iterdir() if p.name.endswith((".tmp", ".old"))]
 
 
 # --- tags and search ------------------------------------------------------------------------------
@@ -508,12 +509,12 @@ def test_the_notebook_step_shows_the_workspace_through_colabs_port_proxy(folder,
         for host, origin, status in [(proxy, f"https://{proxy}", 200), (f"127.0.0.1:{running.port}", None, 200),
                                      (proxy, "https://evil.example", 403), ("evil.example", None, 403)]:
             conn = http.client.HTTPConnection("127.0.0.1", running.port, timeout=5)
-            headers = {"Host": host, **({"Origin": origin} if origin else {})}
+            headers = {"Host": host, "X-iGot-Token": running.token, **({"Origin": origin} if origin else {})}
             conn.request("GET", "/api/library", headers=headers)
             answer = conn.getresponse()
             body = answer.read()
             assert answer.status == status, (host, origin, body)
-        stems = {iv["stem"] for iv in json.loads(_library(running.port))["interviews"]}
+        stems = {iv["stem"] for iv in json.loads(_library(running))["interviews"]}
         assert stems == {"joana", "bruno", "carla", "kept-in-drive"}
         assert Transcript.load(folder / "joana.json").source.title == "Interview with Joana"
         page = _get(running.port, "/")
@@ -530,9 +531,9 @@ def _get(port: int, path: str, headers: dict | None = None):
     return answer
 
 
-def _library(port: int) -> bytes:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    conn.request("GET", "/api/library")
+def _library(running) -> bytes:
+    conn = http.client.HTTPConnection("127.0.0.1", running.port, timeout=5)
+    conn.request("GET", "/api/library", headers={"X-iGot-Token": running.token})
     return conn.getresponse().read()
 
 

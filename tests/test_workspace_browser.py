@@ -347,8 +347,10 @@ def test_a_page_from_another_origin_can_neither_read_nor_change_the_library(brow
     assert files_of(folder) == before
     # What the server answered to those requests: refused, one line.
     page = browser.open(f"{workspace.url}#/")
-    answer = page.evaluate("""async () => { const r = await fetch('api/library', {headers: {}}); return r.status; }""")
-    assert answer == 200
+    answer = page.evaluate("""async () => {
+      const token = document.querySelector('meta[name="igot-token"]').content;
+      return [(await fetch('api/library', {headers: {'X-iGot-Token': token}})).status, (await fetch('api/library')).status]; }""")
+    assert answer == [200, 403]  # the page's own request carries its token; one without it is refused
     page.close()
 
 
@@ -514,7 +516,8 @@ def test_ask_shows_the_phrases_that_answer_as_real_moments_and_the_llms_answer_c
         said = quote.removesuffix(": not said in these interviews").strip("“”")
         assert all(summarize.find_quote(t, said) is None for t in transcripts.values()), said
     # Narrowed by a tag: only phrases inside its highlights.
-    narrowed = page.evaluate("async () => (await (await fetch('api/ask?q=' + encodeURIComponent('what about money?') + '&tag=pricing')).json()).phrases")
+    narrowed = page.evaluate("async () => (await (await fetch('api/ask?q=' + encodeURIComponent('what about money?') + '&tag=pricing', "
+                             "{headers: {'X-iGot-Token': document.querySelector('meta[name=\"igot-token\"]').content}})).json()).phrases")
     tagged = {(stem, i) for stem, t in transcripts.items() for h in t.highlights or [] if "pricing" in h.tags
               for i, p in enumerate(t.phrases) if p.start < h.end and p.end > h.start}
     assert narrowed and {(h["stem"], h["phrase"]) for h in narrowed} <= tagged

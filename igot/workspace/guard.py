@@ -5,12 +5,21 @@ send it requests (its Origin is then that page's), and a host name it controls c
 127.0.0.1 (DNS rebinding: the Host header then names that site). So every request must name
 this server in its Host, and in its Origin when it has one; a browser's Sec-Fetch-Site says
 "cross-site" for a request another site's page made, even where no Origin is sent (a <video>
-or <img> tag): only opening the workspace's page (a GET navigation to it) is let in from another site. Files: only those inside the library folder, by their real path (no "..", no
-absolute path, no symbolic link leading out).
+or <img> tag): only opening the workspace's page (a GET navigation to it) is let in from another site.
+
+That is not enough: a page on another port of 127.0.0.1 is the same site, and an <img> or <video>
+sends no Origin. So everything but the page itself (reading the library, starting work) must also
+carry this server's token, made anew at each start and written into the page it serves: another
+page can open the workspace, but never read the token out of it.
+
+Files: only those inside the library folder, by their real path (no "..", no absolute path, no
+symbolic link leading out).
 """
 
 from __future__ import annotations
 
+import hmac
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Optional
@@ -26,6 +35,7 @@ class Door:
 
     port: int
     origins: tuple[str, ...] = field(default=())  # extra "scheme://host[:port]" the page is served from
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))  # in the page; asked of every other request
 
     def hosts(self) -> set[str]:
         own = {f"{h}:{self.port}" for h in LOCAL_HOSTS}
@@ -48,6 +58,10 @@ class Door:
         if fetch_site == "cross-site" and not navigation:
             return "Refused: a page of another site may not use this iGot workspace."
         return None
+
+    def admits(self, token: Optional[str]) -> bool:
+        """The request carries this server's token: the workspace's own page made it."""
+        return bool(token) and hmac.compare_digest(token.encode(), self.token.encode())
 
 
 def inside(folder: Path, relative: str) -> Optional[Path]:

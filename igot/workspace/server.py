@@ -1,17 +1,19 @@
 """`igot serve`: the research workspace, a local web app over a library folder.
 
 FastAPI (Starlette) served by uvicorn, on 127.0.0.1 only. Each handler is a thin door onto
-plain functions (igot.workspace.interviews, views, tags; igot.outputs.highlights): it checks
-nothing itself but the shape of the request. Every request passes the Door first (Host, Origin,
-Sec-Fetch-Site). Plain HTTP only: Colab's port proxy carries no WebSockets.
+plain functions (igot.outputs.store, igot.workspace.views, tags; igot.outputs.highlights): it
+checks nothing itself but the shape of the request. Every request passes the Door first (Host,
+Origin, Sec-Fetch-Site, and the token of the page this server wrote). Plain HTTP only: Colab's
+port proxy carries no WebSockets.
+
+The library's files are written by anyone who can put a file in the folder: what /files/ serves
+(iGot's own exports of the interviews listed) is sandboxed, so no script in it runs as the
+workspace; /media/ serves only an interview's own recording.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
 import socket
-import tempfile
 import threading
 import webbrowser
 from dataclasses import asdict, dataclass
@@ -20,21 +22,25 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 from urllib.parse import quote
 
+import orjson
+
 from igot.errors import IgotError, install_hint
 from igot.outputs import highlights
 from igot.search import ask
 from igot.workspace import clips
 from igot.workspace import tags as tags_module
 from igot.workspace import views
+from igot.outputs.export import FORMATS
+from igot.outputs.store import Library, NotFound
 from igot.workspace.guard import Door, inside
-from igot.workspace.interviews import Library, NotFound, WorkspaceError
+from igot.workspace.interviews import WorkspaceError, recording
 from igot.workspace.models import Models
 from igot.workspace.themes import Themes
 
 try:
     import uvicorn
     from fastapi import FastAPI, Request
-    from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+    from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
     from starlette.background import BackgroundTask
     from starlette.concurrency import run_in_threadpool
 except ImportError as err:  # pragma: no cover - said to the user
@@ -44,6 +50,11 @@ except ImportError as err:  # pragma: no cover - said to the user
 DEFAULT_PORT = 8765
 MAX_QUESTION = 1000  # characters: a question, not a document
 MAX_BODY = 64 * 1024  # bytes in one change: a highlight with its tags and note is well under 10 kB
+TOKEN_HEADER = "x-igot-token"  # what the page's script sends; links (a download, the player) carry ?token=
+TOKEN_META = '<meta name="igot-token" content="">'  # where index.html receives it
+# What /files/ answers with: no script of a file in the folder may run as the workspace (a file
+# there may be written by a stranger), not even iGot's own pages, which need none to be read.
+FILES_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STATIC = "static"  # the page code, shipped as package data beside this module
 PAGES = {"index.html", "workspace.css", "workspace.js", "player.js"}
 # Where the page may load scripts and frames from: itself, and the YouTube and Vimeo players.
@@ -55,6 +66,8 @@ FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://playe
 # then reads the library from its own origin. Nothing else: a link to /api/ask/answer would make
 # the LLM run, a link to a clip would make ffmpeg run.
 OPENED_BY_LINK = ("/",)
+# What needs no token: the page and its code (they hold nothing of the library).
+WITHOUT_TOKEN = ("/", "/static/")
 
 def _policy(frame_ancestors: Sequence[str]) -> str:
     return ("default-src 'self'; "
@@ -81,13 +94,20 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         why = door.refusal(request.headers.get("host"), request.headers.get("origin"), request.headers.get("sec-fetch-site"),
                            request.method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate"
                            and request.url.path in OPENED_BY_LINK)
+        path = request.url.path
+        if not why and not (request.method in ("GET", "HEAD") and (path == "/" or path.startswith("/static/"))) \
+                and not door.admits(request.headers.get(TOKEN_HEADER) or request.query_params.get("token")):
+            why = "Refused: only the workspace's own page may ask this of it (reload the page, then do it again)."
         if why:
             return PlainTextResponse(why + "\n", status_code=403)
-        if request.method in ("POST", "PATCH", "PUT") and \
-                request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return _error(415, "Refused: a change must be sent as JSON (Content-Type: application/json).")
+        if request.method in ("POST", "PATCH", "PUT"):
+            if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+                return _error(415, "Refused: a change must be sent as JSON (Content-Type: application/json).")
+            length = request.headers.get("content-length", "")
+            if length.isdigit() and int(length) > MAX_BODY:
+                return _error(413, f"The change is {int(length)} bytes long: send at most {MAX_BODY} bytes at a time.")
         response = await call_next(request)
-        response.headers["Content-Security-Policy"] = policy
+        response.headers["Content-Security-Policy"] = FILES_POLICY if path.startswith("/files/") else policy
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
         response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
@@ -99,9 +119,12 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         return _error(getattr(err, "status", 400), str(err))
 
     # --- pages --------------------------------------------------------------------------
+    page = page_file("index.html").read_text(encoding="utf-8").replace(
+        TOKEN_META, f'<meta name="igot-token" content="{door.token}">')
+
     @app.get("/")
     async def home() -> Response:
-        return FileResponse(page_file("index.html"), media_type="text/html; charset=utf-8")
+        return HTMLResponse(page)
 
     @app.get("/static/{name}")
     async def static(name: str) -> Response:
@@ -120,15 +143,15 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
 
     @app.get("/media/{stem}")
     async def media(stem: str) -> Response:
-        path, kind = await run_in_threadpool(lib.media, stem)
+        path, kind = await run_in_threadpool(recording, lib, stem)
         return FileResponse(path, media_type=kind, headers={"Cache-Control": "private, max-age=300"})
 
     @app.get("/files/{name:path}")
     async def files(name: str) -> Response:
-        found = inside(lib.folder, name)
+        found = await run_in_threadpool(export_file, lib, name)
         if found is None:
             raise NotFound(f"No file {name!r} in this library.", "Open files from the workspace's links.")
-        return FileResponse(found)
+        return FileResponse(found, headers={"Content-Disposition": "inline"})
 
     # --- highlights ---------------------------------------------------------------------
     @app.post("/api/interviews/{stem}/highlights")
@@ -254,9 +277,10 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
             raise WorkspaceError("The board's tag must be text.", "Move it from the Themes board.")
 
         def move() -> dict:
-            interviews = lib.listing()[0]
-            return asdict(boards.move(interviews, tag, body.get("version"), body.get("highlight"), body.get("to"),
-                                      quote_vectors(interviews), models.model_name(interviews)))
+            with lib.locked():  # the highlights it is checked against are those in the files now
+                interviews = lib.listing()[0]
+                return asdict(boards.move(interviews, tag, body.get("version"), body.get("highlight"), body.get("to"),
+                                          quote_vectors(interviews), models.model_name(interviews)))
 
         return JSONResponse(await run_in_threadpool(move))
 
@@ -272,28 +296,60 @@ def _question(q: str) -> str:
 
 
 async def _clip(parts: Sequence[clips.Part], filename: str, title: str = "") -> Response:
-    """The clip made in a temp folder, sent, then deleted."""
-    folder = Path(tempfile.mkdtemp(prefix="igot-clip-"))
-    out = await run_in_threadpool(clips.make_clip, parts, folder / "clip.mp4", title)
-    return FileResponse(out, media_type="video/mp4", filename=filename,
-                        background=BackgroundTask(shutil.rmtree, folder, True))
+    """The clip made in a temp folder of its own, sent, then removed. clips.made_clip removes the
+    folder when making the clip fails; here it is removed when the request ends before the file is
+    sent (a request cancelled while the thread works would otherwise lose the folder's name)."""
+    made: list[Path] = []
+
+    def make() -> Path:
+        made.append(clips.made_clip(parts, title))
+        return made[0]
+
+    try:
+        out = await run_in_threadpool(make)
+        return FileResponse(out, media_type="video/mp4", filename=filename,
+                            background=BackgroundTask(clips.remove_clip, out))
+    except BaseException:
+        for out in made:
+            clips.remove_clip(out)
+        raise
 
 
 def _error(status: int, line: str) -> Response:
     return JSONResponse({"error": line}, status_code=status)
 
 
+class TooLarge(WorkspaceError):
+    status = 413
+
+
 async def _body(request: Request) -> dict:
-    data = await request.body()
-    if len(data) > MAX_BODY:
-        raise WorkspaceError(f"The change is {len(data)} bytes long.", f"Send at most {MAX_BODY} bytes at a time.")
+    """The change's JSON object, read no further than MAX_BODY bytes (a body sent without its
+    length is cut off there too); invalid JSON, nesting past orjson's 1,024 levels and text that is
+    not Unicode (a lone surrogate) are refused with one line."""
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_BODY:
+            raise TooLarge(f"The change is over {MAX_BODY} bytes long.", f"Send at most {MAX_BODY} bytes at a time.")
     try:
-        body = json.loads(data or b"{}")
-    except ValueError:
-        raise WorkspaceError("The change is not valid JSON.", "Send it from the workspace page.") from None
+        body = orjson.loads(bytes(data) or b"{}")
+    except orjson.JSONDecodeError as err:
+        raise WorkspaceError(f"The change is not valid JSON ({str(err).split(':')[0]}).", "Send it from the workspace page.") from None
     if not isinstance(body, dict):
         raise WorkspaceError("The change must be a JSON object.", "Send it from the workspace page.")
     return body
+
+
+def export_file(lib: Library, name: str) -> Optional[Path]:
+    """The file /files/`name` names, when it is one of iGot's own files in the library: an export
+    of an interview the library lists (NAME.html, .md, .json, .srt, .vtt), by its real path."""
+    stem, dot, fmt = name.rpartition(".")
+    if not dot or fmt not in FORMATS or "/" in name:
+        return None
+    if not any(iv.path.stem == stem for iv in lib.listing()[0]):
+        return None
+    return inside(lib.folder, name)
 
 
 def _changed(opened, highlight_id: Optional[str]) -> dict:
@@ -312,6 +368,7 @@ class Running:
     port: int
     server: Any
     thread: threading.Thread
+    token: str  # what a request other than the page's own must carry (header X-iGot-Token, or ?token=)
 
     def stop(self) -> None:
         self.server.should_exit = True
@@ -321,6 +378,10 @@ class Running:
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:`port` (0: any free port); IgotError when it is taken."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # A restart right after Ctrl+C binds the port that the last run's connections still wait on
+    # (TIME_WAIT); a server still listening there keeps it (Linux and macOS refuse a second listener).
+    if hasattr(socket, "SO_REUSEADDR") and not hasattr(socket, "SO_EXCLUSIVEADDRUSE"):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))
     except OSError as err:
@@ -331,10 +392,8 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def _server(lib: Library, sock: socket.socket, origins: Sequence[str], frame_ancestors: Sequence[str],
-            models: Optional[Models] = None) -> Any:
-    port = sock.getsockname()[1]
-    app = create_app(lib, Door(port, tuple(origins)), frame_ancestors, models)
+def _server(lib: Library, door: Door, frame_ancestors: Sequence[str], models: Optional[Models] = None) -> Any:
+    app = create_app(lib, door, frame_ancestors, models)
     config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="off")
     return uvicorn.Server(config)
 
@@ -347,15 +406,16 @@ def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_
     lib = Library(folder)
     sock = sock or bind(port)
     port = sock.getsockname()[1]
-    server = _server(lib, sock, origins, frame_ancestors, Models(lib.folder, embedding_model, llm_model, use_llm, "cpu",
-                                                                   answer_tokens or ask.MAX_NEW_TOKENS, llm))
+    door = Door(port, tuple(origins))
+    server = _server(lib, door, frame_ancestors, Models(lib.folder, embedding_model, llm_model, use_llm, "cpu",
+                                                       answer_tokens or ask.MAX_NEW_TOKENS, llm))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="igot-workspace")
     thread.start()
     while not server.started and thread.is_alive():
         threading.Event().wait(0.02)
     if not thread.is_alive():
         raise IgotError(f"The workspace could not start on port {port}.", "Try another port (--port).")
-    return Running(f"http://127.0.0.1:{port}/", port, server, thread)
+    return Running(f"http://127.0.0.1:{port}/", port, server, thread, door.token)
 
 
 def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = True,
@@ -373,7 +433,7 @@ def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = Tru
         log(f"igot: {s.line()}")
     log(f"Workspace: {len(interviews)} interview{'s' * (len(interviews) != 1)} in {lib.folder}, at {url} "
         "(only this computer can open it; Ctrl+C stops it)")
-    server = _server(lib, sock, (), (), Models(lib.folder, embedding_model, llm_model, use_llm, device))
+    server = _server(lib, Door(sock.getsockname()[1]), (), Models(lib.folder, embedding_model, llm_model, use_llm, device))
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
     server.run(sockets=[sock])

@@ -2,12 +2,27 @@
 // One page, routed by the address's #fragment, so every request stays relative to where the page
 // is served from (127.0.0.1, or Colab's port proxy under its own path). Data comes from api/...;
 // every change names the version of the interview it was made on (a stale one is refused: 409).
+// Every request carries the token the server wrote into this page (another page cannot read it),
+// and a search or question in an address this page did not make itself (a link from elsewhere)
+// waits for the user's click: a link never makes the workspace work.
 "use strict";
 
 (function () {
   const view = document.getElementById("view");
   const toastBox = document.getElementById("toast");
   const state = { route: "", interview: null, player: null, now: -1, clipEnd: null, tags: [], timer: null, pane: null };
+  const TOKEN = document.querySelector('meta[name="igot-token"]').content;
+  const made = new Set();  // the addresses this page went to itself: their search or question runs
+
+  // A link of the page (a download, the player, an export): with the token, as api() sends it.
+  function withToken(url) { return `${url}${url.includes("?") ? "&" : "?"}token=${encodeURIComponent(TOKEN)}`; }
+
+  // The interview's own recording is played from this server, with the token.
+  function playable(spec) { return spec.src && !spec.external ? { ...spec, src: withToken(spec.src) } : spec; }
+
+  // Go to a search or question the user asked for.
+  function go(hash) { made.add(hash); location.hash = hash; }
+  function asked() { return made.has(location.hash); }
 
   // --- helpers -------------------------------------------------------------------------------
   function esc(text) {
@@ -23,7 +38,7 @@
   function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
 
   async function api(path, options = {}) {
-    const opts = { method: options.method || "GET", headers: {} };
+    const opts = { method: options.method || "GET", headers: { "X-iGot-Token": TOKEN } };
     if (options.body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
       opts.body = JSON.stringify(options.body);
@@ -158,7 +173,7 @@
       const box = state.pane.querySelector(".player-box");
       box.innerHTML = "";
       state.pane.querySelector(".pane-title").innerHTML = `<a href="#/interview/${encodeURIComponent(stem)}?t=${start}">${esc(data.title)}</a>`;
-      state.player = await IgotPlayer.create(box, data.player);
+      state.player = await IgotPlayer.create(box, playable(data.player));
       startTicking();
     }
     state.clipEnd = end;
@@ -183,9 +198,9 @@
     view.innerHTML = `<div class="page with-pane"><div class="main-col">
       <p class="crumbs"><a href="#/tags">Tags</a> ›</p>
       <h1 class="tag-title" data-tag="${esc(tag)}">${esc(tag)} <span class="count">${plural(data.quotes.length, "highlight")} in ${plural(data.interviews, "interview")}</span></h1>
-      <p class="tools"><a class="button" href="api/tag/export?name=${enc}&format=md" download>Export Markdown</a>
-      <a class="button" href="api/tag/export?name=${enc}&format=csv" download>Export CSV</a>
-      <a class="button" href="api/tag/reel?name=${enc}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
+      <p class="tools"><a class="button" href="${withToken(`api/tag/export?name=${enc}&format=md`)}" download>Export Markdown</a>
+      <a class="button" href="${withToken(`api/tag/export?name=${enc}&format=csv`)}" download>Export CSV</a>
+      <a class="button" href="${withToken(`api/tag/reel?name=${enc}`)}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
       <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span></p>
       ${list || `<p class="empty">No highlight has this tag.</p>`}</div>${quotePane()}</div>`;
     state.pane = view.querySelector(".pane");
@@ -275,9 +290,14 @@
     view.querySelector("#filters").addEventListener("change", (e) => {
       const next = new URLSearchParams(query);
       if (e.target.value) next.set(e.target.name, e.target.value); else next.delete(e.target.name);
-      location.hash = `#/search?${next}`;
+      go(`#/search?${next}`);
     });
     if (!q) return;
+    if (!asked()) {  // opened by a link: the user says whether to search
+      view.querySelector(".status").innerHTML = `<button type="button" class="primary run">Search for “${esc(q)}”</button>`;
+      view.querySelector(".run").addEventListener("click", () => { made.add(location.hash); route(); });
+      return;
+    }
     const found = await api(`api/search?${query}`);
     if (shown !== state.shown) return;
     const meaningLine = view.querySelector(".meaning-line");
@@ -298,7 +318,7 @@
   document.getElementById("search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const q = document.getElementById("q").value.trim();
-    location.hash = q ? `#/search?q=${encodeURIComponent(q)}` : "#/";
+    if (q) go(`#/search?q=${encodeURIComponent(q)}`); else location.hash = "#/";
   });
 
   // --- ask: the phrases that answer a question, then the local LLM's answer, every quote checked ---
@@ -319,12 +339,17 @@
       const next = new URLSearchParams();
       next.set("q", form.q.value.trim());
       form.querySelectorAll("select").forEach((s) => { if (s.value) next.set(s.name, s.value); });
-      if (form.q.value.trim()) location.hash = `#/ask?${next}`;
+      if (!form.q.value.trim()) return;
+      if (`#/ask?${next}` === location.hash) { made.add(location.hash); route(); } else go(`#/ask?${next}`);
     };
     form.addEventListener("submit", (e) => { e.preventDefault(); ask(); });
     form.q.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(); } });
     if (!q) { form.q.focus(); return; }
     const result = view.querySelector("#ask-result");
+    if (!asked()) {  // opened by a link: the question waits for the user's Ask
+      result.innerHTML = `<p class="status">Press <b>Ask</b> to ask this question of your interviews.</p>`;
+      return;
+    }
     result.innerHTML = `<p class="status" aria-live="polite"><span class="spinner"></span>Finding the phrases that answer it…</p>`;
     const found = await api(`api/ask?${query}`);
     if (shown !== state.shown) return;
@@ -455,7 +480,7 @@
       <aside class="side"><div class="player-box" id="player"></div>
         <div class="facts"><h1>${esc(data.title)}</h1><p class="meta">${[data.created.slice(0, 10), data.language, clock(data.duration)].filter(Boolean).map(esc).join(" · ")}</p>
         <p class="speakers">${speakers.map((s) => `<span class="who ${speakerClass(s.colour)}">${esc(s.name)}</span>`).join(" ")}</p>
-        <p class="files">${Object.entries(data.files).map(([k, href]) => `<a href="${esc(href)}" target="_blank" rel="noopener">${k.toUpperCase()}</a>`).join(" ")}</p></div>
+        <p class="files">${Object.entries(data.files).map(([k, href]) => `<a href="${esc(withToken(href))}" target="_blank" rel="noopener">${k.toUpperCase()}</a>`).join(" ")}</p></div>
         <h2>Highlights <span class="count" id="hl-count"></span></h2><ul class="hl-list" id="hl-list"></ul>
         <p class="keys"><kbd>Space</kbd> play/pause · <kbd>↑</kbd><kbd>↓</kbd> phrase by phrase · select words to highlight</p>
       </aside>
@@ -467,7 +492,7 @@
     transcript.addEventListener("click", onTranscriptClick);
     transcript.addEventListener("mouseup", () => setTimeout(offerHighlight, 0));
     transcript.addEventListener("keyup", (e) => { if (e.shiftKey) offerHighlight(); });
-    state.player = await IgotPlayer.create(view.querySelector("#player"), data.player);
+    state.player = await IgotPlayer.create(view.querySelector("#player"), playable(data.player));
     if (state.interview !== data) return;  // the user moved on while the player loaded
     startTicking();
     const t = Number(params.get("t"));
@@ -535,7 +560,7 @@
         <button type="button" class="quote-link" title="Play from here">“${esc(h.quote.length > 160 ? h.quote.slice(0, 157) + "…" : h.quote)}”</button>
         <div class="hl-by">${h.speaker ? `<span class="who">${esc(h.speaker)}</span> · ` : ""}${clock(h.start)}
         <button type="button" class="link edit">Edit</button><button type="button" class="link delete">Delete</button>${
-          local ? `<a class="link clip" href="api/interviews/${encodeURIComponent(data.stem)}/highlights/${encodeURIComponent(h.id)}/clip" download title="An MP4 of this highlight, titled">Clip</a>` : ""}</div>
+          local ? `<a class="link clip" href="${withToken(`api/interviews/${encodeURIComponent(data.stem)}/highlights/${encodeURIComponent(h.id)}/clip`)}" download title="An MP4 of this highlight, titled">Clip</a>` : ""}</div>
         ${h.note ? `<p class="note">${esc(h.note)}</p>` : ""}</li>`).join("")
       : `<li class="empty">Select words or phrases in the transcript to highlight them.</li>`;
     list.querySelectorAll(".hl-item").forEach((li) => {
