@@ -128,17 +128,6 @@ def remove_clip(clip: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def make_clip(parts: Sequence[Part], out: Path, title: str = "") -> Path:
-    """The clip of made_clip moved to `out` (written whole: in a temp folder, then moved into place)."""
-    made = made_clip(parts, title)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(made), str(out))
-    finally:
-        remove_clip(made)
-    return out
-
-
 def _join(parts: Sequence[Part], work: Path, title: str) -> Path:
     pieces = []
     for i, part in enumerate(parts):
