@@ -6,10 +6,11 @@ rerun, or any export made, from a saved file.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from itertools import repeat
 from pathlib import Path
 from typing import Any, Optional
@@ -242,6 +243,73 @@ class Diarization:
     def load(cls, path: Path | str) -> "Diarization":
         return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
+
+
+def in_said_order(words: list[Word]) -> list[Word]:
+    """The words in the order they were decoded, their times made to follow that order. A word
+    timer can give a word a time out of place (faster-whisper's cross-attention times, on some
+    CPUs' kernels): every later stage that orders words by time would then move it ("and that's
+    i think" for "and i think that's"). The words whose starts follow each other (the longest
+    such run) keep their times; each word out of place is given a time between its neighbours
+    (in proportion to its length, like its fellows), never moved. A quote never changes its
+    words' order."""
+    if len(words) < 2 or all(a.start <= b.start for a, b in zip(words, words[1:])):
+        return words
+    kept = set(_longest_rising([w.start for w in words]))
+    out = list(words)
+    i = 0
+    while i < len(words):
+        if i in kept:
+            i += 1
+            continue
+        j = i
+        while j < len(words) and j not in kept:
+            j += 1
+        run = words[i:j]  # out of place, between kept words i - 1 and j
+        before = words[i - 1] if i > 0 else None
+        after = words[j] if j < len(words) else None
+        hi = after.start if after is not None else max(before.end, max(w.end for w in run))
+        lo = min(before.end, hi) if before is not None else min(hi, min(w.start for w in run))
+        lo = max(lo, before.start) if before is not None else max(lo, 0.0)
+        weights = [max(w.end - w.start, 0.01) for w in run]
+        total, at = sum(weights), lo
+        for k, (w, weight) in enumerate(zip(run, weights)):
+            end = hi if k == len(run) - 1 else at + (hi - lo) * weight / total
+            out[i + k] = replace(w, start=round(at, 3), end=round(max(at, end), 3))
+            at = end
+        i = j
+    return out
+
+
+
+def phrases_in_said_order(phrases: list[Phrase]) -> list[Phrase]:
+    """`phrases` (in the order they were decoded) with their words' times made to follow that
+    order (in_said_order, across phrases), each phrase spanning its words."""
+    words = in_said_order([w for p in phrases for w in p.words])
+    out, k = [], 0
+    for p in phrases:
+        mine, k = words[k:k + len(p.words)], k + len(p.words)
+        out.append(replace(p, words=mine, start=mine[0].start, end=mine[-1].end) if mine and mine != p.words else p)
+    return out
+
+def _longest_rising(values: list[float]) -> list[int]:
+    """The indices of a longest run of `values`, in order, that never goes down (patience sorting)."""
+    tails: list[float] = []  # the smallest last value of a run of each length
+    ends: list[int] = []  # its index
+    back = [-1] * len(values)
+    for i, v in enumerate(values):
+        k = bisect.bisect_right(tails, v)
+        if k == len(tails):
+            tails.append(v)
+            ends.append(i)
+        else:
+            tails[k], ends[k] = v, i
+        back[i] = ends[k - 1] if k else -1
+    found, i = [], ends[-1] if ends else -1
+    while i >= 0:
+        found.append(i)
+        i = back[i]
+    return found[::-1]
 
 def json_lines(record: Any) -> str:
     """A dataclass as JSON, each field on a line and each item of a list field (a phrase, a turn, a

@@ -24,7 +24,7 @@ from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
 from igot.runtime.devices import is_gpu, pick_device
 from igot.runtime.progress import advance_to
-from igot.transcript import Phrase, Source, Transcript, Word
+from igot.transcript import Phrase, Source, Transcript, Word, phrases_in_said_order
 
 ENGINES = ("faster-whisper", "openai-whisper", "transformers")
 MODEL_NAMES = (
@@ -216,6 +216,7 @@ def transcribe(
         phrases += [_shifted(p, start, end) for p in found] if end is not None else found
         missed += [{"start": round(h["start"] + start, 2), "end": round(h["end"] + start, 2)} for h in _speech_left_out(audio, found)]
     duration = cuts[-1][1] if cuts[-1][1] is not None else len(audio) / SAMPLE_RATE
+    phrases = phrases_in_said_order(phrases)  # a word the engine timed out of place keeps its place
     info = {
         "engine": whisper_model.engine,
         "model": whisper_model.name,

@@ -15,7 +15,7 @@ from typing import Collection, Mapping, Optional, Sequence, Union
 from igot.errors import IgotError
 from igot.links import link_at
 from igot.text import NO_SPACE_LANGUAGES, ends_sentence, join_words, typed_line
-from igot.transcript import Phrase, Speaker, SpeakerTurn, Transcript, Word
+from igot.transcript import Phrase, Speaker, SpeakerTurn, Transcript, Word, in_said_order
 
 
 def speaker_at(turns: Sequence[SpeakerTurn], starts: Sequence[float], reach: Sequence[float],
@@ -134,7 +134,10 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn],
     starts = [t.start for t in turns]
     reach = list(itertools.accumulate((t.end for t in turns), max))
     # In time order: a transcript that already has speakers holds back-channels after their sentence.
-    spoken = sorted(transcript.words, key=lambda w: w.start)
+    # One that has none is in the order its words were decoded: a word timed out of place there
+    # is given a time between its neighbours first, so that the sort never moves it.
+    said = transcript.words if transcript.speakers else in_said_order(transcript.words)
+    spoken = sorted(said, key=lambda w: w.start)
     touching = touched_edges(turns, spoken, options)
     words = [replace(w, speaker=speaker_at(turns, starts, reach, w.start, w.end, touching[k], options) or "1")
              for k, w in enumerate(spoken)]
