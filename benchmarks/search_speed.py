@@ -26,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from igot.outputs.library import load_interviews, search, write_library  # noqa: E402
+from igot.outputs.library import load_interviews, write_library  # noqa: E402
+from igot.search.words import search  # noqa: E402
 from igot.speakers.phrases import add_links  # noqa: E402
 from igot.transcript import Transcript  # noqa: E402
 from igot_dev.browser import Browser  # noqa: E402

@@ -131,7 +131,7 @@ def _library_parsers(sub) -> None:
 def library_command(args: argparse.Namespace) -> int:
     """`igot index` and `igot search`: 0 when done (search: hits found), 1 when nothing matched."""
     from igot.outputs import library
-    from igot.search import commands
+    from igot.search import commands, words
 
     try:
         if not args.out.is_dir():
@@ -149,7 +149,7 @@ def library_command(args: argparse.Namespace) -> int:
                 commands.index_meaning(interviews, args.embedding_model)
             return 0
         if args.words_only:
-            hits = library.search(interviews, args.query, speaker=args.speaker, interview=args.interview)
+            hits = words.search(interviews, args.query, speaker=args.speaker, interview=args.interview)
         else:
             hits = commands.search_both(interviews, args.query, args.embedding_model, speaker=args.speaker,
                                         interview=args.interview, limit=args.limit)
@@ -161,7 +161,7 @@ def library_command(args: argparse.Namespace) -> int:
     else:
         bold = sys.stdout.isatty()
         for h in hits:
-            print(library.hit_line(h, bold=bold))
+            print(words.hit_line(h, bold=bold))
         print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} found.", file=sys.stderr)
     return 0 if hits else 1
 

@@ -372,13 +372,13 @@ def search_interviews(query: str, drive_folder: str = "", out_dir: Optional[Path
     """Search every interview: those made in this session and, with a Drive folder, every one
     iGot kept there (Colab's disk is wiped between sessions, the Drive folder is not). Prints
     each hit with a link: the video at that second, else the interview's Google Doc."""
-    from igot.outputs import library
+    from igot.search import words
 
     if not query.strip():
         print('Type words to search for (accents and case do not matter), or "an exact phrase" in quotes.')
         return []
     interviews = session_and_drive(drive_folder, out_dir, refresh=True)
-    hits = library.search(interviews, query)
+    hits = words.search(interviews, query)
     print(f"{len(hits)} phrase{'s' * (len(hits) != 1)} in {len({h.interview for h in hits})} of {len(interviews)} interviews:")
     for h in hits[:limit]:
         who = f"{h.speaker}: " if h.speaker else ""

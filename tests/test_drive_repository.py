@@ -24,7 +24,8 @@ from igot.outputs.gdoc import (
     sheet_row,
     update_sheet,
 )
-from igot.outputs.library import load_interviews, search
+from igot.outputs.library import load_interviews
+from igot.search.words import search
 from igot.transcript import SummaryPoint, Transcript
 from tests.test_export import make_transcript
 from tests.test_gdoc import DATA, DOC, NEW_FOLDER, RESEARCH, ROOT_LIST, drive, multipart, reply, sleeps  # noqa: F401

@@ -18,6 +18,7 @@ import pytest
 
 from igot.media.recording import is_recording
 from igot.outputs import library, store
+from igot.search.words import search
 from igot.transcript import Transcript, problem
 from tests.test_highlights import interview
 
@@ -86,7 +87,7 @@ def test_one_wrong_value_skips_that_interview_alone_and_says_what_is_wrong(folde
     # The page and the search over the others work, and each listed interview opens as a whole.
     page = library.write_library(folder).read_text(encoding="utf-8")
     assert page.count('class="skipped"') == len(BAD) and "3 interviews" in page
-    assert len(library.search(interviews, "onboarding")) == 3
+    assert len(search(interviews, "onboarding")) == 3
     assert all(Transcript.load(iv.path).phrases for iv in interviews)
 
 
@@ -154,7 +155,7 @@ def test_a_link_to_an_interview_outside_the_folder_is_neither_listed_nor_searche
     why = {s.path.name: s.why for s in skipped}
     assert why["leak.json"] == "it is a link to a file outside the library folder; move the file itself into the folder"
     assert "link" in why["alias.json"]
-    assert library.search(interviews, "acquisition") == [] and library.search(library.load_interviews(folder), "friday") == []
+    assert search(interviews, "acquisition") == [] and search(library.load_interviews(folder), "friday") == []
     page = library.write_library(folder).read_text(encoding="utf-8")
     assert "acquisition" not in page and "Board meeting" not in page
 

@@ -18,8 +18,9 @@ import pytest
 from igot.cli import DEMO_VIDEO_URL, main
 from igot.outputs import library
 from igot.outputs.export import to_html
-from igot.outputs.library import load_interviews, normalize, parse_query, search, write_library
+from igot.outputs.library import load_interviews, write_library
 from igot.pipeline import RunOptions, run
+from igot.search.words import Query, normalize, parse_query, search
 from igot.text import format_clock
 from igot.transcript import Phrase, Speaker, Transcript
 from tests.test_export import link, make_transcript
@@ -132,7 +133,7 @@ def test_query_rules_on_a_written_transcript(tmp_path):
     t.save(tmp_path / "joana.json")
     [hit] = search(load_interviews(tmp_path), "integracao")
     assert hit.text[slice(*hit.marks[0])] == unicodedata.normalize("NFD", "integração")
-    assert parse_query('«são paulo» ok “x y”') == library.Query(words=["ok"], phrases=["sao paulo", "x y"])
+    assert parse_query('«são paulo» ok “x y”') == Query(words=["ok"], phrases=["sao paulo", "x y"])
 
 
 def test_library_skips_other_json_and_escapes_everything(tmp_path):

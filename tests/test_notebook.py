@@ -144,7 +144,8 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
 
     from igot.media.audio import SAMPLE_RATE, load_audio
     from igot.outputs.gdoc import SHEET_COLUMNS
-    from igot.outputs.library import load_interviews, search
+    from igot.outputs.library import load_interviews
+    from igot.search.words import search
     from igot.text import format_clock
     from igot.pipeline import RunOptions, run
     from igot.speakers.voices import load_voices

@@ -14,7 +14,8 @@ import pytest
 from igot.errors import IgotError
 from igot.outputs import store
 from igot.outputs.gdoc import GOOGLE_DOC, SHEET_COLUMNS
-from igot.outputs.library import load_interviews, search
+from igot.outputs.library import load_interviews
+from igot.search.words import search
 from igot.speakers.phrases import name_speakers
 from igot.transcript import SummaryPoint, Transcript
 from tests.test_drive_repository import DOC_URL, KEPT_JSON, exported, sent_rows

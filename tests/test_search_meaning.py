@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from igot.cli import main
-from igot.outputs.library import load_library, normalize, parse_query
+from igot.outputs.library import load_library
 from igot.search import ask, embed, meaning
 from igot.search.themes import Quote, group_themes
+from igot.search.words import normalize, parse_query
 from igot.text import format_clock
 from igot.transcript import Phrase, Source, Speaker, Transcript
 from igot_dev.long_transcript import EN, PT, PT_MIXED

@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 
 from igot.cli import main
 from igot.outputs import highlights, library, store
+from igot.search.words import search
 from igot.transcript import Source, Transcript
 from igot.workspace import clips, server, tags, views
 from igot.workspace.guard import Door, inside
@@ -310,7 +311,7 @@ def test_search_gives_the_library_search_hits_filtered(client, folder):
     interviews = library.load_interviews(folder)
     for q in ("the", "week", '"small team"'):
         got = client.get("/api/search", params={"q": q}).json()
-        want = library.search(interviews, q)
+        want = search(interviews, q)
         assert got["count"] == len(want) and [h["text"] for h in got["hits"]] == [h.text for h in want]
     assert {h["stem"] for h in client.get("/api/search", params={"q": "the", "interview": "carla"}).json()["hits"]} == {"carla"}
     assert {h["stem"] for h in client.get("/api/search", params={"q": "the", "language": "pt"}).json()["hits"]} == {"carla"}

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from igot.outputs import highlights
-from igot.outputs.library import Hit, Interview
+from igot.outputs.library import Interview
 from igot.search import meaning
 from igot.search.embed import Embedder
+from igot.search.words import Hit
 from igot.summary import summarize
 from igot.text import clean_text, format_clock
 

@@ -7,10 +7,11 @@ import sys
 from typing import Callable, Optional
 
 from igot.errors import IgotError
-from igot.outputs.library import Hit, Interview
+from igot.outputs.library import Interview
 from igot.runtime import hub
 from igot.search import embed, meaning
 from igot.search.embed import Embedder
+from igot.search.words import Hit
 
 
 def say(line: str) -> None:

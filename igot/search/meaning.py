@@ -1,6 +1,6 @@
 """Search by words and by meaning together, over every interview of the library.
 
-Words: the library's search (igot.outputs.library.search), every query word in the phrase. Meaning:
+Words: the word search (igot.search.words.search), every query word in the phrase. Meaning:
 the phrases whose vectors are nearest the question's (cosine), in any language the model knows.
 The two rankings are merged by reciprocal rank fusion: a phrase's score is the sum over the
 rankings it is in of 1 / (RRF_K + its rank there), so a phrase found both ways comes first and
@@ -16,9 +16,10 @@ from typing import Callable, Collection, Iterable, Mapping, Optional, Sequence, 
 import numpy as np
 
 from igot.outputs import library
-from igot.outputs.library import Hit, Interview
-from igot.search import embed
+from igot.outputs.library import Interview
+from igot.search import embed, words
 from igot.search.embed import Embedder
+from igot.search.words import Hit
 from igot.text import clean_text
 
 # The constant of Cormack, Clarke and Büttcher (SIGIR 2009), used as published: the retrieval set
@@ -114,11 +115,11 @@ def nearest(index: MeaningIndex, query_vector: np.ndarray, limit: int = MEANING_
 def _kept_rows(index: MeaningIndex, speaker: str, interview: str, language: str, only: Optional[Only] = None) -> Optional[np.ndarray]:
     if not (speaker or interview or language or only is not None):
         return None
-    want_speaker, want_interview = library.normalize(speaker), library.normalize(interview)
+    want_speaker, want_interview = words.normalize(speaker), words.normalize(interview)
     keep = np.zeros(len(index.vectors), bool)
     for i, iv in enumerate(index.interviews):
         t = iv.transcript
-        if (want_interview and want_interview not in library.normalize(iv.name)) or (language and (t.language or "") != language):
+        if (want_interview and want_interview not in words.normalize(iv.name)) or (language and (t.language or "") != language):
             continue
         if only is not None and iv.path not in only:
             continue
@@ -126,7 +127,7 @@ def _kept_rows(index: MeaningIndex, speaker: str, interview: str, language: str,
         if only is not None and only[iv.path] is not None:
             rows = rows[np.isin(index.phrase[rows], np.fromiter(only[iv.path], np.int64))]
         if want_speaker:
-            ok = {s for s in {p.speaker for p in t.phrases} if want_speaker in f" {library.normalize(t.speaker_name(s))} "}
+            ok = {s for s in {p.speaker for p in t.phrases} if want_speaker in f" {words.normalize(t.speaker_name(s))} "}
             rows = rows[np.array([t.phrases[j].speaker in ok for j in index.phrase[rows]], bool)] if len(rows) else rows
         keep[rows] = True
     return keep
@@ -136,7 +137,7 @@ def phrase_hit(iv: Interview, i: int, score: float = 0.0) -> Hit:
     """Phrase i of an interview as a hit found by meaning (nothing to highlight)."""
     t = iv.transcript
     p = t.phrases[i]
-    return Hit(iv.name, iv.search_names[p.speaker][0], p.start, clean_text(p.text), i, library.video_link(t, p.start),
+    return Hit(iv.name, words.search_names(iv)[p.speaker][0], p.start, clean_text(p.text), i, library.video_link(t, p.start),
                f"{iv.page_uri}#p-{i}", [], t.info.get("google_doc"), how="meaning", score=score)
 
 
@@ -148,7 +149,7 @@ class Hits(Sequence[Hit]):
     """A search's phrases, best first, each made a Hit (its words marked, its links) only when read:
     a word said often is in thousands of phrases, and a page shows the first few hundred."""
 
-    def __init__(self, found: list[Found], q: library.Query) -> None:
+    def __init__(self, found: list[Found], q: words.Query) -> None:
         self._found, self._q = found, q
 
     def __len__(self) -> int:
@@ -169,18 +170,18 @@ class Hits(Sequence[Hit]):
         iv, i, how, score = found
         if how == "meaning":
             return phrase_hit(iv, i, score)
-        return replace(library.word_hit(iv, i, self._q), how=how, score=score)
+        return replace(words.word_hit(iv, i, self._q), how=how, score=score)
 
 
-def rank_words(word_found: list[tuple[Interview, int]], q: library.Query) -> list[tuple[Interview, int]]:
+def rank_words(word_found: list[tuple[Interview, int]], q: words.Query) -> list[tuple[Interview, int]]:
     """Word hits, those made most of the query's words first (the share of the phrase's letters
     that matched); the library's order among equals."""
-    share = [library.word_share(iv, i, q) for iv, i in word_found]
+    share = [words.word_share(iv, i, q) for iv, i in word_found]
     return [word_found[n] for n in sorted(range(len(word_found)), key=lambda n: -share[n])]
 
 
 def fuse(word_found: list[tuple[Interview, int]], meaning_found: list[tuple[Interview, int, float]],
-         q: library.Query, k: int = RRF_K) -> list[Found]:
+         q: words.Query, k: int = RRF_K) -> list[Found]:
     """Both rankings as one (reciprocal rank fusion), the word hits ranked by rank_words(); a phrase
     in both is one hit, marked "both"."""
     near = {(id(iv), i): rank for rank, (iv, i, _) in enumerate(meaning_found, 1)}
@@ -198,18 +199,18 @@ def search(interviews: list[Interview], query: str, embedder: Optional[Embedder]
            only: Optional[Only] = None) -> Hits:
     """Every word hit and the `limit` nearest phrases by meaning, merged; with no embedder or index,
     the word hits alone, in the library's order, as before. `only`: kept to those phrases (see Only)."""
-    q = library.parse_query(query)
-    words = word_matches(interviews, q, speaker, interview, language, only)
+    q = words.parse_query(query)
+    by_words = word_matches(interviews, q, speaker, interview, language, only)
     if embedder is None or index is None or not len(index.vectors) or not clean_text(query):
-        return Hits([(iv, i, "words", 0.0) for iv, i in words], q)
+        return Hits([(iv, i, "words", 0.0) for iv, i in by_words], q)
     near = nearest(index, embed.embed_query(query, embedder), limit, speaker, interview, language, only)
-    return Hits(fuse(words, near, q), q)
+    return Hits(fuse(by_words, near, q), q)
 
 
-def word_matches(interviews: list[Interview], q: library.Query, speaker: str = "", interview: str = "",
+def word_matches(interviews: list[Interview], q: words.Query, speaker: str = "", interview: str = "",
                  language: str = "", only: Optional[Only] = None) -> list[tuple[Interview, int]]:
-    """The library's word search (library.matches), kept to the phrases of `only` when it is given."""
-    found = library.matches(interviews, q, speaker=speaker, interview=interview, language=language)
+    """The word search (words.matches), kept to the phrases of `only` when it is given."""
+    found = words.matches(interviews, q, speaker=speaker, interview=interview, language=language)
     if only is None:
         return found
     return [(iv, i) for iv, i in found if iv.path in only and (only[iv.path] is None or i in only[iv.path])]

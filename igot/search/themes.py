@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from igot.outputs.library import normalize
+from igot.search.words import normalize
 
 # How far above the mean similarity two groups must be, on average, to be one theme. Not tuned:
 # no labelled themes exist in the dev data (benchmarks/search_quality.py has questions, not themes).

@@ -16,10 +16,11 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from igot.outputs.library import Hit, Interview
+from igot.outputs.library import Interview
 from igot.search import ask, commands, embed, meaning
 from igot.search.embed import Embedder
 from igot.search.meaning import MeaningIndex
+from igot.search.words import Hit
 
 KEEP_QUOTE_VECTORS = 5000  # highlight quotes' vectors kept for the Themes board (~8 MB)
 

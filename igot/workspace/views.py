@@ -10,9 +10,10 @@ from urllib.parse import quote
 
 from igot.links import youtube_id
 from igot.outputs import export, highlights, library
-from igot.outputs.library import Hit, Interview, Skipped
+from igot.outputs.library import Interview, Skipped
 from igot.search.ask import Answer, Moment
 from igot.search.meaning import Only
+from igot.search.words import Hit, search_names
 from igot.text import clean_text
 from igot.transcript import Highlight, Transcript
 from igot.workspace import tags as tags_module
@@ -111,7 +112,7 @@ def narrowed(interviews: Sequence[Interview], interview: str = "", speaker: str 
         t = iv.transcript
         allowed: Optional[set[int]] = highlights.tagged_phrases(t, tag) if tag else None
         if speaker:
-            names = iv.search_names  # the names as a hit shows them, once per speaker
+            names = search_names(iv)  # the names as a hit shows them, once per speaker
             said = {i for i, p in enumerate(t.phrases) if names[p.speaker][0] == speaker}
             allowed = said if allowed is None else allowed & said
         if allowed is None or allowed:

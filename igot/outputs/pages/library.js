@@ -1,4 +1,4 @@
-// The search. Same rules as igot.outputs.library.search: every text normalised once at load into one
+// The search. Same rules as igot.search.words.search: every text normalised once at load into one
 // string, one line per phrase; a query word is found with indexOf(" word") (a word start), which
 // V8 runs over tens of megabytes in milliseconds, and the phrase it lands in is found by binary
 // search over where each line starts. The search state lives in the address (#q=…&speaker=…).
