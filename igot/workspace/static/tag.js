@@ -1,0 +1,39 @@
+// A tag's page (#/tag/NAME): its quotes by interview, each playable in the pane, its exports and
+// its rename.
+import { api, withToken } from "./api.js";
+import { renameForm } from "./library.js";
+import { quotePane, wirePlayButtons } from "./pane.js";
+import { state } from "./state.js";
+import { clock, esc, plural, setColours, speakerClass, view } from "./ui.js";
+
+export async function showTag(tag) {
+  const data = await api(`api/tag?name=${encodeURIComponent(tag)}`);
+  setColours(data);
+  const groups = {};
+  data.quotes.forEach((q) => { (groups[q.stem] = groups[q.stem] || []).push(q); });
+  const list = Object.values(groups).map((qs) => `
+    <section class="quotes"><h2><a href="#/interview/${encodeURIComponent(qs[0].stem)}">${esc(qs[0].interview)}</a>
+    <span class="date">${esc(qs[0].date)}</span></h2>${qs.map(quoteCard).join("")}</section>`).join("");
+  const enc = encodeURIComponent(tag);
+  view.innerHTML = `<div class="page with-pane"><div class="main-col">
+    <p class="crumbs"><a href="#/tags">Tags</a> ›</p>
+    <h1 class="tag-title" data-tag="${esc(tag)}">${esc(tag)} <span class="count">${plural(data.quotes.length, "highlight")} in ${plural(data.interviews, "interview")}</span></h1>
+    <p class="tools"><a class="button" href="${withToken(`api/tag/export?name=${enc}&format=md`)}" download>Export Markdown</a>
+    <a class="button" href="${withToken(`api/tag/export?name=${enc}&format=csv`)}" download>Export CSV</a>
+    <a class="button" href="${withToken(`api/tag/reel?name=${enc}`)}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
+    <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span></p>
+    ${list || `<p class="empty">No highlight has this tag.</p>`}</div>${quotePane()}</div>`;
+  state.pane = view.querySelector(".pane");
+  view.querySelector(".rename-tag").addEventListener("click", (e) => renameForm(e.target.parentElement, tag));
+  wirePlayButtons();
+}
+
+function quoteCard(q) {
+  return `<figure class="quote ${speakerClass(q.colour)}" data-stem="${esc(q.stem)}" data-start="${q.start}" data-end="${q.end}">
+    <blockquote>${esc(q.quote)}</blockquote>
+    <figcaption><button type="button" class="play" title="Play this quote">▶ ${clock(q.start)}</button>
+    ${q.speaker ? `<span class="who">${esc(q.speaker)}</span>` : ""}
+    <a href="#/interview/${encodeURIComponent(q.stem)}?t=${q.start}">open in the interview</a>
+    ${q.video ? `<a href="${esc(q.video)}" target="_blank" rel="noopener">video</a>` : ""}
+    ${q.note ? `<span class="note">${esc(q.note)}</span>` : ""}</figcaption></figure>`;
+}
