@@ -20,7 +20,7 @@ import orjson
 from igot.errors import install_hint
 from igot.runtime.files import write_atomic
 
-SCHEMA_VERSION = 2  # 2: highlights (a file of version 1 has none and loads as it is)
+SCHEMA_VERSION = 3  # 2: highlights; 3: corrections (Word.heard, Transcript.edits). Older files load as they are.
 
 
 @dataclass
@@ -30,6 +30,7 @@ class Word:
     end: float
     speaker: Optional[str] = None  # speaker id, set by the words-to-speakers stage
     probability: Optional[float] = None
+    heard: Optional[str] = None  # what the machine wrote, when the researcher corrected the word (else None)
 
 
 @dataclass
@@ -105,6 +106,21 @@ class Highlight:
 
 
 @dataclass
+class Edit:
+    """One correction the researcher made, with what it replaced, so it can be undone: the phrases
+    from `at` on that it took out (`before`), how many stand in their place now (`after`), and the
+    speakers as they were when it changed them."""
+
+    id: str
+    kind: str  # "words", "speaker", "split", "join", "names"
+    at: int  # index of the first phrase it changed
+    before: list[Phrase] = field(default_factory=list)
+    after: int = 0
+    speakers: Optional[list[Speaker]] = None  # the speakers before, when it changed them
+    created: str = ""  # ISO 8601, UTC
+
+
+@dataclass
 class Transcript:
     source: Source
     language: Optional[str] = None
@@ -119,6 +135,8 @@ class Transcript:
     # None: this transcript does not say (a run makes none), and saving it keeps those of the file
     # it replaces (igot.outputs.store); [] once every highlight was deleted.
     highlights: Optional[list[Highlight]] = None
+    # The researcher's corrections, oldest first (what undo takes back, last first). A run makes none.
+    edits: list[Edit] = field(default_factory=list)
 
     # --- helpers -----------------------------------------------------------------------------
     @property
@@ -182,10 +200,7 @@ class Transcript:
             language=data.get("language"),
             duration=float(data.get("duration", 0.0)),
             speakers=[_build(Speaker, s) for s in data.get("speakers", [])],
-            phrases=[
-                _build(Phrase, {**p, "words": [_build(Word, w) for w in p.get("words", [])]})
-                for p in data.get("phrases", [])
-            ],
+            phrases=[_phrase(p) for p in data.get("phrases", [])],
             turns=[_build(SpeakerTurn, t) for t in data.get("turns", [])],
             info=dict(data.get("info", {})),
             schema_version=SCHEMA_VERSION,
@@ -196,6 +211,9 @@ class Transcript:
             ],
             # Files written before highlights existed have none (None: saving keeps the file's own).
             highlights=None if data.get("highlights") is None else [_build(Highlight, h) for h in data["highlights"]],
+            edits=[_build(Edit, {**e, "before": [_phrase(p) for p in e.get("before", [])],
+                                 "speakers": None if e.get("speakers") is None else [_build(Speaker, s) for s in e["speakers"]]})
+                   for e in data.get("edits", [])],
         )
 
     @classmethod
@@ -268,11 +286,15 @@ def in_said_order(words: list[Word]) -> list[Word]:
         run = words[i:j]  # out of place, between kept words i - 1 and j
         before = words[i - 1] if i > 0 else None
         after = words[j] if j < len(words) else None
-        hi = after.start if after is not None else max(before.end, max(w.end for w in run))
-        lo = min(before.end, hi) if before is not None else min(hi, min(w.start for w in run))
-        lo = max(lo, before.start) if before is not None else max(lo, 0.0)
         weights = [max(w.end - w.start, 0.01) for w in run]
-        total, at = sum(weights), lo
+        total = sum(weights)
+        hi = after.start if after is not None else max(before.end, max(w.end for w in run))
+        lo = before.end if before is not None else min(w.start for w in run)
+        if lo >= hi:
+            # No gap between the neighbours: the words keep their length, ending where the next
+            # one starts (their middles stay before it: a selection from it does not take them).
+            lo = max(before.start if before is not None else 0.0, hi - total)
+        at = lo
         for k, (w, weight) in enumerate(zip(run, weights)):
             end = hi if k == len(run) - 1 else at + (hi - lo) * weight / total
             out[i + k] = replace(w, start=round(at, 3), end=round(max(at, end), 3))
@@ -325,6 +347,10 @@ def json_lines(record: Any) -> str:
         else:
             rows.append(b'"%s": %s' % (f.name.encode(), orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)))
     return (b"{\n " + b",\n ".join(rows) + b"\n}\n").decode("utf-8")
+
+
+def _phrase(data: dict[str, Any]) -> Phrase:
+    return _build(Phrase, {**data, "words": [_build(Word, w) for w in data.get("words", [])]})
 
 
 def _build(cls, data: dict[str, Any]):
@@ -404,6 +430,10 @@ def _time(value: Any, at: _Bounds) -> Optional[str]:
     return None
 
 
+def _count(value: Any, at: _Bounds) -> Optional[str]:
+    return None if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _LARGEST else ""
+
+
 def _phrase_index(value: Any, at: _Bounds) -> Optional[str]:
     if value is None:
         return None
@@ -418,12 +448,14 @@ _SOURCE = {"title": (_text, True), "url": (_text_or_none, False), "path": (_text
            "kind": (_text, False)}
 _SPEAKER = {"id": (_text, True), "name": (_text, True), "recognised": (_flag, False)}
 _WORD = {"text": (_text, True), "start": (_time, True), "end": (_time, True), "speaker": (_text_or_none, False),
-         "probability": (_number_or_none, False)}
+         "probability": (_number_or_none, False), "heard": (_text_or_none, False)}
 _PHRASE = {"speaker": (_text, True), "start": (_time, True), "end": (_time, True), "text": (_text, True),
            "link": (_text_or_none, False)}
 _TURN = {"speaker": (_text, True), "start": (_time, True), "end": (_time, True)}
 _CITATION = {"time": (_time, True), "link": (_text_or_none, False), "phrase": (_phrase_index, False)}
 _POINT = {"text": (_text, True), "unverified_quotes": (_texts, False), "removed_times": (_texts, False)}
+_EDIT = {"id": (_text, True), "kind": (_text, True), "at": (_count, True), "after": (_count, False),
+         "created": (_text, False)}
 _HIGHLIGHT = {"id": (_text, True), "start": (_time, True), "end": (_time, True), "quote": (_text, True),
               "speaker": (_text, False), "tags": (_texts, False), "note": (_text, False), "created": (_text, False)}
 
@@ -436,7 +468,11 @@ def _plain_word(w: Any, last: float) -> bool:
     text, start, end, speaker, p = w.get("text"), w.get("start"), w.get("end"), w.get("speaker"), w.get("probability")
     return (type(text) is str and (text.isascii() or _valid_text(text)) and type(start) is float and 0 <= start <= last
             and type(end) is float and 0 <= end <= last and (speaker is None or type(speaker) is str and speaker.isascii())
-            and (p is None or type(p) is float and math.isfinite(p)))
+            and (p is None or type(p) is float and math.isfinite(p)) and _plain_heard(w.get("heard")))
+
+
+def _plain_heard(heard: Any) -> bool:
+    return heard is None or type(heard) is str and (heard.isascii() or _valid_text(heard))
 
 
 def _shown(value: Any) -> str:
@@ -556,6 +592,19 @@ def problem(data: Any) -> Optional[str]:
             why = f"highlight {bad + 1} ends before it starts ({marks[bad]['start']:g} s to {marks[bad]['end']:g} s)"
         if why:
             return f"its highlights are not in the form iGot writes: {why}"
+    edits, why = _records(data, "edits", _EDIT, "correction {}", at)
+    if why:
+        return why
+    for i, e in enumerate(edits):
+        before, why = _records(e, "before", _PHRASE, f"phrase {{}} before correction {i + 1}", at, f"correction {i + 1}'s")
+        for k, p in enumerate(before if not why else []):
+            why = _records(p, "words", _WORD, f"word {{}} of phrase {k + 1} before correction {i + 1}", at)[1]
+            if why:
+                break
+        if not why and e.get("speakers") is not None:
+            why = _records(e, "speakers", _SPEAKER, f"speaker {{}} before correction {i + 1}", at, f"correction {i + 1}'s")[1]
+        if why:
+            return why
     info = data.get("info", {})
     if not isinstance(info, dict):
         return f"its info is {_shown(info)}, not an object"

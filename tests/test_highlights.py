@@ -64,7 +64,7 @@ def test_highlights_round_trip_and_older_files_load_as_they_are():
     t = interview()
     t = highlights.with_highlight(t, highlights.new_highlight(t, 4.0, 8.9, ["pricing"], "too expensive"))
     again = Transcript.from_json(t.to_json())
-    assert again.highlights == t.highlights and again.schema_version == SCHEMA_VERSION == 2
+    assert again.highlights == t.highlights and again.schema_version == SCHEMA_VERSION == 3
     old = json.loads(interview().to_json())
     old.pop("highlights")
     old["schema_version"] = 1

@@ -306,9 +306,11 @@ class Library:
         return opened
 
     # --- changing -------------------------------------------------------------------------
-    def change(self, stem: str, version: object, make: Callable[[Transcript], Transcript]) -> Opened:
+    def change(self, stem: str, version: object, make: Callable[[Transcript], Transcript],
+               voices: Optional[Callable[[Transcript], Optional[voices_module.Voices]]] = None) -> Opened:
         """Apply `make` to interview `stem` when it is still at `version`, and save the result
-        through the one save path; Stale when the file changed since that version."""
+        through the one save path; Stale when the file changed since that version. `voices`: the
+        library's remembered voices once the change is made (a naming), written with it."""
         if not isinstance(version, str) or not version:
             raise LibraryError("The change does not say which version of the interview it was made on.", RELOAD)
         try:
@@ -317,7 +319,9 @@ class Library:
                 if version != now.version:
                     raise Stale(f"Interview '{now.transcript.source.title}' changed since this page read it "
                                 "(in another tab or window?): nothing was changed.", RELOAD)
-                saved = save(make(now.transcript), self.folder, stem, drive=False, replaces=now.transcript)
+                made = make(now.transcript)
+                remembered = voices(made) if voices is not None and made is not now.transcript else None
+                saved = save(made, self.folder, stem, drive=False, replaces=now.transcript, remembered=remembered)
                 return self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
         except OSError as err:
             raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",

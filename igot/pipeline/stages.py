@@ -368,6 +368,7 @@ def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, second
             return RunResult(t, {}, seconds, wav)
         ctx.log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     options = ctx.options
+    _keep_corrections(out_dir / f"{stem}.json", options.force)
     remembered = voices.after_naming(t, out_dir, stem, windows, log=ctx.log) if options.voices else None
     asked = options.drive_folder if t.phrases else None
     try:
@@ -382,6 +383,21 @@ def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, second
         return RunResult(saved.transcript, saved.files, seconds, wav, drive_problem=str(err))
     _keep_meaning(saved.files, meaning)
     return RunResult(saved.transcript, saved.files, seconds, wav, doc=saved.doc)
+
+
+def _keep_corrections(path: Path, force: bool) -> None:
+    """A run writes a new transcript over the interview's: one the researcher corrected (words,
+    speakers, in the workspace) is kept unless the run was asked to redo everything (--force)."""
+    if force or not path.is_file():
+        return
+    try:
+        earlier = Transcript.load(path)
+    except (OSError, ValueError):
+        return  # unreadable: nothing to keep (the library lists it as skipped)
+    if earlier.edits:
+        raise IgotError(f"'{earlier.source.title}' ({path}) holds {len(earlier.edits)} correction"
+                        f"{'s' * (len(earlier.edits) != 1)} made in the workspace, which this run would replace: nothing was written.",
+                        "Keep the corrected transcript (nothing to do), give this run another --name, or run again with --force to replace it.")
 
 
 def _keep_meaning(files: dict, meaning: Optional[embed.PhraseEmbeddings]) -> None:

@@ -25,8 +25,9 @@ from urllib.parse import quote
 import orjson
 
 from igot.errors import IgotError, install_hint
-from igot.outputs import highlights
+from igot.outputs import corrections, highlights
 from igot.search import ask
+from igot.speakers import voices
 from igot.workspace import clips
 from igot.workspace import tags as tags_module
 from igot.workspace import views
@@ -183,6 +184,16 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         opened = await run_in_threadpool(lib.change, stem, version,
                                          lambda t: highlights.without_highlight(t, highlight_id))
         return JSONResponse(_changed(opened, None))
+
+    # --- corrections: words, who said them, the speakers' names, undo ----------------------------
+    @app.post("/api/interviews/{stem}/corrections")
+    async def correct(stem: str, request: Request) -> Response:
+        body = await _body(request)
+        naming = body.get("kind") in ("names", "undo")
+        opened = await run_in_threadpool(
+            lib.change, stem, body.get("version"), lambda t: corrections.correction(t, body),
+            (lambda t: voices.after_naming(t, lib.folder, stem)) if naming else None)
+        return JSONResponse(views.interview_view(opened, lib.folder))
 
     # --- clips (ffmpeg) ---------------------------------------------------------------------
     @app.get("/api/interviews/{stem}/highlights/{highlight_id}/clip")

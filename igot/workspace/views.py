@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 from urllib.parse import quote
 
 from igot.links import youtube_id
-from igot.outputs import export, highlights, library
+from igot.outputs import corrections, export, highlights, library
 from igot.outputs.library import Interview, Skipped
 from igot.search.ask import Answer, Moment
 from igot.search.meaning import Only
@@ -84,8 +84,11 @@ def interview_view(opened: Opened, folder) -> dict:
         "speakers": [{"id": s, "name": t.speaker_name(s) if (t.speakers or s) else "", "colour": i}
                      for i, s in enumerate(ids)],
         "phrases": [{"speaker": p.speaker, "start": p.start, "end": p.end, "text": text,
-                     "words": [[round(s.c0), round(s.c1), round(s.start, 3), round(s.end, 3)] for s in spans]}
+                     "words": [[round(s.c0), round(s.c1), round(s.start, 3), round(s.end, 3)] for s in spans],
+                     "heard": corrections.heard(p)}
                     for p, (text, spans) in zip(t.phrases, words)],
+        # The researcher's corrections: how many, and the last one (what Undo takes back).
+        "corrections": {"count": len(t.edits), "last": t.edits[-1].kind if t.edits else None},
         "highlights": highlights_view(t),
         "files": {fmt: f"files/{quote(opened.stem)}.{fmt}" for fmt in ("html", "md", "json")
                   if opened.path.with_suffix(f".{fmt}").is_file()},

@@ -1,0 +1,282 @@
+"""Corrections the researcher makes to what the machine got wrong: a phrase's words, who said a
+phrase (or some words of it), a phrase split or two joined, the speakers' names (two given one
+name become one person). Each is a function from a transcript to the corrected transcript; each
+is kept in the transcript's history (Transcript.edits) with what it replaced, so the last one can
+be undone, and every corrected word keeps what the machine heard (Word.heard).
+
+What follows a correction, here: the phrases' times and texts, the highlights over the corrected
+phrases (anchored by time: their quote and speaker are read again) and the summary's citations
+(pointed at the phrase now said at their time). Everything made from the transcript (exports, the
+library page, the search) follows through the store, which writes it all in one change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import uuid
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Mapping, Optional
+
+from igot.errors import IgotError
+from igot.links import link_at
+from igot.outputs import highlights as marks
+from igot.speakers.phrases import name_speakers
+from igot.text import join_words, typed_line
+from igot.transcript import Edit, Phrase, Speaker, Transcript, Word
+
+NEW_SPEAKER = "new"  # where a phrase may be given: a speaker of its own
+PHRASE_MAX = 5000  # characters in one corrected phrase: a phrase, not a document
+HISTORY_MAX = 200  # corrections kept to undo; older ones are forgotten (their words keep `heard`)
+
+
+class CorrectionError(IgotError):
+    """A correction that cannot be made as asked; `status` is its HTTP status in the workspace."""
+
+    status = 400
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _phrase_at(t: Transcript, index: object) -> Phrase:
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(t.phrases):
+        raise CorrectionError(f"There is no phrase {index!r} in this interview ({len(t.phrases)} phrases).",
+                              "Reload the page, then do it again.")
+    return t.phrases[index]
+
+
+def _word_at(p: Phrase, index: object, what: str) -> int:
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(p.words):
+        raise CorrectionError(f"The phrase has no word {index!r} ({what}; it has {len(p.words)}).",
+                              "Select words of the phrase, then do it again.")
+    return index
+
+
+def _made(t: Transcript, words: list[Word], speaker: str) -> Phrase:
+    """A phrase of `words` said by `speaker`: its text, times and link from them."""
+    words = [replace(w, speaker=speaker) for w in words]
+    start = words[0].start
+    link = link_at(t.source.url, t.source.kind, start) if any(p.link for p in t.phrases) else None
+    return Phrase(speaker, start, words[-1].end, join_words(words, t.language), link, words)
+
+
+def _recorded(t: Transcript, kind: str, at: int, removed: int, phrases: list[Phrase],
+              speakers: Optional[list[Speaker]] = None) -> Transcript:
+    """`t` with phrases[at:at + removed] replaced by `phrases`, the change kept in its history, and
+    what reads the phrases by time (highlights, summary citations) brought in step."""
+    edit = Edit(uuid.uuid4().hex[:12], kind, at, [replace(p) for p in t.phrases[at:at + removed]], len(phrases),
+                list(t.speakers) if speakers is not None else None, _now())
+    changed = replace(t, phrases=t.phrases[:at] + phrases + t.phrases[at + removed:],
+                      speakers=speakers if speakers is not None else t.speakers,
+                      edits=(t.edits + [edit])[-HISTORY_MAX:])
+    return in_step(changed, changed.phrases[at].start if phrases else None, (phrases[-1].end if phrases else None))
+
+
+def in_step(t: Transcript, start: Optional[float] = None, end: Optional[float] = None) -> Transcript:
+    """The highlights between `start` and `end` (all when None) with their quote and speaker read
+    again from the phrases now there; every summary citation pointed at the phrase said at its time."""
+    def touched(h) -> bool:
+        return start is None or end is None or (h.start <= end and h.end >= start)
+
+    kept = None
+    if t.highlights is not None:
+        kept = []
+        for h in t.highlights:
+            if touched(h):
+                at = t.phrase_at(h.start)
+                h = replace(h, quote=marks.quote_between(t, h.start, h.end) or h.quote,
+                            speaker=t.phrases[at].speaker if at is not None else h.speaker)
+            kept.append(h)
+    summary = [replace(point, citations=[replace(c, phrase=t.phrase_at(c.time)) if c.phrase is not None else c
+                                          for c in point.citations]) for point in t.summary]
+    return replace(t, highlights=kept, summary=summary)
+
+
+# --- the words of a phrase ------------------------------------------------------------------------
+def retimed(old: list[Word], texts: list[str]) -> list[Word]:
+    """The words `texts` in place of `old`: a word kept keeps its time; a changed word keeps the
+    time of the one it replaces; words added share the span of the words they stand among; words
+    taken out go. What the machine heard stays with the words (Word.heard): a changed word keeps
+    the word it replaced, an added one "" (nothing was heard there), and a word taken out is kept
+    in the heard text of the word after it (or before it, at the end)."""
+    out: list[Word] = []
+    gone = ""  # words taken out, waiting for the next word to keep them
+    matcher = difflib.SequenceMatcher(a=[w.text.casefold() for w in old], b=[x.casefold() for x in texts], autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        new = texts[b0:b1]
+        machine = [w.heard if w.heard is not None else w.text for w in old[a0:a1]]
+        if op == "equal":
+            made = [replace(w, text=x) for w, x in zip(old[a0:a1], new)]
+        elif op == "delete":
+            gone = " ".join(x for x in [gone, *machine] if x)
+            continue
+        elif op == "replace" and a1 - a0 == b1 - b0:
+            made = [replace(w, text=x, heard=h) for w, x, h in zip(old[a0:a1], new, machine)]
+        else:
+            # Several words for others, or words added: they share the span of those they replace,
+            # else the gap (or the word) beside them.
+            if a1 > a0:
+                start, end = old[a0].start, old[a1 - 1].end
+            else:
+                before = out[-1] if out else None
+                after = old[a0] if a0 < len(old) else None
+                start = before.end if before else (after.start if after else 0.0)
+                end = after.start if after else (before.end if before else 0.0)
+                if end <= start and before is not None:  # no gap: the word before shares its own span
+                    start, end = before.start, before.end
+                    share = (end - start) / (len(new) + 1)
+                    out[-1] = replace(before, end=round(start + share, 3))
+                    start += share
+            step = (end - start) / len(new)
+            made = [Word(x, round(start + i * step, 3), round(start + (i + 1) * step, 3), heard=" ".join(machine) if i == 0 else "")
+                    for i, x in enumerate(new)]
+        if gone:
+            first = made[0]
+            made[0] = replace(first, heard=" ".join(x for x in [gone, first.heard if first.heard is not None else first.text] if x))
+            gone = ""
+        out += made
+    if gone and out:
+        last = out[-1]
+        out[-1] = replace(last, heard=" ".join(x for x in [last.heard if last.heard is not None else last.text, gone] if x))
+    return out
+
+
+def corrected(t: Transcript, index: object, text: object) -> Transcript:
+    """Phrase `index` as the researcher typed it."""
+    p = _phrase_at(t, index)
+    if not isinstance(text, str):
+        raise CorrectionError("The corrected phrase must be text.", "Type the words, then save.")
+    text = typed_line(text)
+    if not text:
+        raise CorrectionError("The corrected phrase is empty.", "Type what was said, or give the phrase to another speaker.")
+    if len(text) > PHRASE_MAX:
+        raise CorrectionError(f"The corrected phrase is {len(text)} characters long.", f"Keep a phrase to {PHRASE_MAX} characters.")
+    if text == typed_line(p.text):
+        return t
+    if p.words:
+        words = retimed(p.words, text.split())
+        phrase = replace(p, text=text, words=[replace(w, speaker=p.words[0].speaker) for w in words],
+                         start=words[0].start, end=words[-1].end)
+    else:
+        phrase = replace(p, text=text)
+    return _recorded(t, "words", index, 1, [phrase])
+
+
+# --- who said it ------------------------------------------------------------------------------------
+def _speaker(t: Transcript, speaker: object) -> tuple[str, Optional[list[Speaker]]]:
+    """(the speaker id a phrase goes to, the speakers list when a new one was made)."""
+    if speaker == NEW_SPEAKER:
+        taken = {s.id for s in t.speakers} | {p.speaker for p in t.phrases}
+        n = 1
+        while f"S{n}" in taken:
+            n += 1
+        return f"S{n}", t.speakers + [Speaker(f"S{n}", f"Speaker {n}")]
+    if not isinstance(speaker, str) or speaker not in {s.id for s in t.speakers} | {p.speaker for p in t.phrases}:
+        raise CorrectionError(f"This interview has no speaker {speaker!r}.", "Choose a speaker from the list, or a new one.")
+    return speaker, None
+
+
+def given(t: Transcript, index: object, speaker: object, first: object = None, last: object = None) -> Transcript:
+    """Phrase `index` (or its words `first` to `last`, an interjection inside it) said by `speaker`
+    (an id, or NEW_SPEAKER): the words given become a phrase of their own, between what is left."""
+    p = _phrase_at(t, index)
+    sid, speakers = _speaker(t, speaker)
+    if first is None and last is None:
+        if sid == p.speaker:
+            return t
+        phrase = _made(t, p.words, sid) if p.words else replace(p, speaker=sid)
+        if p.words:
+            phrase = replace(phrase, text=p.text)  # the same words: the text as it was (punctuated, corrected)
+        return _recorded(t, "speaker", index, 1, [phrase], speakers)
+    a, b = _word_at(p, first, "first"), _word_at(p, last, "last")
+    if b < a:
+        a, b = b, a
+    parts = [(p.words[:a], p.speaker), (p.words[a:b + 1], sid), (p.words[b + 1:], p.speaker)]
+    phrases = [_made(t, words, who) for words, who in parts if words]
+    if len(phrases) == 1 and phrases[0].speaker == p.speaker:
+        return t
+    return _recorded(t, "speaker", index, 1, phrases, speakers)
+
+
+def split(t: Transcript, index: object, at_word: object) -> Transcript:
+    """Phrase `index` cut in two before its word `at_word`."""
+    p = _phrase_at(t, index)
+    k = _word_at(p, at_word, "where to split")
+    if k == 0:
+        raise CorrectionError("A phrase is split before one of its words, not before the first.", "Choose a word inside the phrase.")
+    return _recorded(t, "split", index, 1, [_made(t, p.words[:k], p.speaker), _made(t, p.words[k:], p.speaker)])
+
+
+def joined(t: Transcript, index: object) -> Transcript:
+    """Phrase `index` and the next one as one phrase, said by the first one's speaker."""
+    p = _phrase_at(t, index)
+    q = _phrase_at(t, index + 1 if isinstance(index, int) else index)
+    if not (p.words and q.words):
+        text = join_words([Word(p.text, 0, 0), Word(q.text, 0, 0)], t.language)
+        return _recorded(t, "join", index, 2, [replace(p, text=text, end=max(p.end, q.end))])
+    phrase = replace(_made(t, p.words + q.words, p.speaker), text=join_words([Word(p.text, 0, 0), Word(q.text, 0, 0)], t.language))
+    return _recorded(t, "join", index, 2, [phrase])
+
+
+def renamed(t: Transcript, names: Mapping[str, str]) -> Transcript:
+    """The speakers named ({speaker id: name}); two given one name become one person everywhere
+    (igot.speakers.phrases.name_speakers, as `igot rename` does)."""
+    if not isinstance(names, Mapping) or not names or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
+        raise CorrectionError("The names must be given as {speaker: name}.", "Type a name for each speaker you rename.")
+    ids = {s.id for s in t.speakers}
+    unknown = [k for k in names if k not in ids]
+    if unknown:
+        raise CorrectionError(f"This interview has no speaker {unknown[0]!r}.", "Reload the page, then name the speakers again.")
+    after = name_speakers(t, {f"Speaker {k[1:]}": v for k, v in names.items() if typed_line(v)})
+    if after.phrases == t.phrases and after.speakers == t.speakers:
+        return t
+    # Naming alone keeps the phrases; a merge makes them anew: then all of them are kept to undo.
+    merged = after.phrases != t.phrases
+    edit = Edit(uuid.uuid4().hex[:12], "names", 0, [replace(p) for p in t.phrases] if merged else [],
+                len(after.phrases) if merged else 0, list(t.speakers), _now())
+    return in_step(replace(after, edits=(t.edits + [edit])[-HISTORY_MAX:]))
+
+
+# --- undo -------------------------------------------------------------------------------------------
+def undone(t: Transcript) -> Transcript:
+    """The transcript before its last correction."""
+    if not t.edits:
+        raise CorrectionError("There is no correction to undo.", "")
+    edit = t.edits[-1]
+    phrases = t.phrases
+    if edit.kind != "names" or edit.before:
+        phrases = t.phrases[:edit.at] + list(edit.before) + t.phrases[edit.at + edit.after:]
+    back = replace(t, phrases=phrases, speakers=list(edit.speakers) if edit.speakers is not None else t.speakers,
+                   edits=t.edits[:-1])
+    return in_step(back)
+
+
+def heard(p: Phrase) -> Optional[str]:
+    """What the machine wrote for phrase `p`, when the researcher corrected it (None when not)."""
+    if not any(w.heard is not None for w in p.words):
+        return None
+    return " ".join(w.heard if w.heard is not None else w.text for w in p.words if w.heard != "").strip()
+
+
+
+KINDS = ("words", "speaker", "split", "join", "names", "undo")
+
+
+def correction(t: Transcript, asked: Mapping[str, object]) -> Transcript:
+    """The correction a request asks for: {"kind": one of KINDS, and its fields}."""
+    kind = asked.get("kind")
+    if kind == "words":
+        return corrected(t, asked.get("phrase"), asked.get("text"))
+    if kind == "speaker":
+        return given(t, asked.get("phrase"), asked.get("speaker"), asked.get("first"), asked.get("last"))
+    if kind == "split":
+        return split(t, asked.get("phrase"), asked.get("word"))
+    if kind == "join":
+        return joined(t, asked.get("phrase"))
+    if kind == "names":
+        return renamed(t, asked.get("names"))
+    if kind == "undo":
+        return undone(t)
+    raise CorrectionError(f"Unknown correction {kind!r}.", f"Ask for one of: {', '.join(KINDS)}.")
