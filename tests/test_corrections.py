@@ -173,3 +173,31 @@ def test_a_run_again_over_a_corrected_interview_keeps_it_unless_forced(conversat
     run(str(wav), tmp_path, replace(options, force=True), models=models, log=lambda m: None)
     again = Transcript.load(tmp_path / "interview.json")
     assert again.edits == [] and again.phrases[0].text != "Corrected by the researcher."
+
+
+@pytest.mark.slow  # all-MiniLM-L6-v2, a real sentence-transformers model
+def test_only_the_corrected_phrase_is_embedded_again(folder):
+    import numpy as np
+
+    from igot.outputs.library import load_library
+    from igot.search import embed, meaning
+    from igot.workspace.models import Models
+    from tests.test_search_meaning import minilm_path
+
+    embedder = embed.load_embedder(minilm_path(), "cpu")
+    assert meaning.index_library(load_library(folder)[0], embedder, log=lambda m: None) == 1
+    before = embed.load_embeddings(folder / "joana.json")
+    door = Door(PORT)
+    client = TestClient(server.create_app(Library(folder), door, models=Models(folder, minilm_path())),
+                        base_url=f"http://127.0.0.1:{PORT}", headers={"X-iGot-Token": door.token})
+    correct(client, kind="words", phrase=1, text="Honestly the subscription is too high for a small team.")
+    after = embed.load_embeddings(folder / "joana.json")
+    t = Transcript.load(folder / "joana.json")
+    assert after.matches(t, before.model)  # in step with the corrected phrases: meaning search reads it
+    assert np.array_equal(np.delete(after.vectors, 1, axis=0), np.delete(before.vectors, 1, axis=0))  # kept as they were
+    fresh = embed.embed_texts(embedder, ["Honestly the subscription is too high for a small team."])[0]
+    assert float(after.vectors[1] @ fresh) > 0.999 and float(before.vectors[1] @ fresh) < 0.99
+    again = embed.embed_phrases(corrections.corrected(t, 0, "How much would you pay for it?"), embedder, earlier=after)
+    assert again.made == 1  # one phrase computed, the other three kept
+    hits = client.get("/api/search", params={"q": "subscription"}).json()
+    assert hits["meaning"] and hits["hits"][0]["phrase"] == 1

@@ -60,6 +60,8 @@ class PhraseEmbeddings:
     model: str  # the Embedder's name
     vectors: np.ndarray  # float32, (phrases, dimension), rows of unit length
     digest: str  # of the phrases' texts: vectors of other texts are stale
+    keys: Optional[list[str]] = None  # each phrase's text_key: a corrected phrase alone is embedded again
+    made: int = 0  # how many vectors were computed (the others were kept from before)
 
     def matches(self, t: Transcript, model: str) -> bool:
         return self.model == model and self.digest == phrases_digest(t) and len(self.vectors) == len(t.phrases)
@@ -121,15 +123,29 @@ def phrases_digest(t: Transcript) -> str:
     return hashlib.sha1(json.dumps(phrase_texts(t), ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def embed_phrases(t: Transcript, embedder: Embedder, progress: bool = False) -> PhraseEmbeddings:
+def text_key(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def embed_phrases(t: Transcript, embedder: Embedder, progress: bool = False,
+                  earlier: Optional[PhraseEmbeddings] = None) -> PhraseEmbeddings:
     """The stage: a vector for each phrase of `t`, by its text alone (a phrase with none: zeros, so
-    that it is never found)."""
+    that it is never found). `earlier`: the interview's vectors before a correction: a phrase whose
+    text is unchanged keeps its vector, so only the corrected phrases are embedded again."""
     texts = phrase_texts(t)
-    said = [i for i, text in enumerate(texts) if text]
+    keys = [text_key(text) for text in texts]
+    kept: dict[str, np.ndarray] = {}
+    if earlier is not None and earlier.model == embedder.name and earlier.keys and len(earlier.keys) == len(earlier.vectors):
+        kept = dict(zip(earlier.keys, earlier.vectors))
+    said = [i for i, text in enumerate(texts) if text and keys[i] not in kept]
     found = embed_texts(embedder, [texts[i] for i in said], "passage", progress)
-    vectors = np.zeros((len(texts), found.shape[1] if len(said) else embedder.dimension), np.float32)
-    vectors[said] = found
-    return PhraseEmbeddings(embedder.name, vectors, phrases_digest(t))
+    vectors = np.zeros((len(texts), embedder.dimension), np.float32)
+    for i, key in enumerate(keys):
+        if texts[i] and key in kept:
+            vectors[i] = kept[key]
+    if said:
+        vectors[said] = found
+    return PhraseEmbeddings(embedder.name, vectors, phrases_digest(t), keys, len(said))
 
 
 # --- kept beside the library ---------------------------------------------------------------------
@@ -153,7 +169,7 @@ def save_embeddings_file(path: Path, e: PhraseEmbeddings) -> None:
     rows, dimension = e.vectors.shape
     data = base64.b64encode(np.ascontiguousarray(e.vectors, dtype="<f2").tobytes()).decode("ascii")
     write_atomic(path, json.dumps({"version": STORE_VERSION, "model": e.model, "digest": e.digest, "phrases": rows,
-                                   "dimension": dimension, "vectors": data}))
+                                   "dimension": dimension, "vectors": data, "keys": e.keys}))
 
 
 def load_embeddings(interview_json: Path | str) -> Optional[PhraseEmbeddings]:
@@ -168,6 +184,8 @@ def load_embeddings_file(path: Path) -> Optional[PhraseEmbeddings]:
             return None
         rows, dimension = int(data["phrases"]), int(data["dimension"])
         vectors = np.frombuffer(base64.b64decode(data["vectors"]), dtype="<f2").reshape(rows, dimension)
-        return PhraseEmbeddings(str(data["model"]), vectors.astype(np.float32), str(data["digest"]))
+        keys = data.get("keys")  # files written before corrections have none
+        keys = [str(k) for k in keys] if isinstance(keys, list) and len(keys) == rows else None
+        return PhraseEmbeddings(str(data["model"]), vectors.astype(np.float32), str(data["digest"]), keys)
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -81,7 +81,9 @@ def index_library(interviews: Iterable[Interview], embedder: Embedder, progress:
     todo = [iv for iv in interviews if not ((e := embed.load_embeddings(iv.path)) and e.matches(iv.transcript, embedder.name))]
     for n, iv in enumerate(todo, 1):
         log(f"Meaning index: {iv.name} ({len(iv.transcript.phrases)} phrases, {n} of {len(todo)})")
-        embed.save_embeddings(iv.path, embed.embed_phrases(iv.transcript, embedder, progress=progress))
+        # A corrected interview: its unchanged phrases keep their vectors (read again: one at a time).
+        earlier = embed.load_embeddings(iv.path)
+        embed.save_embeddings(iv.path, embed.embed_phrases(iv.transcript, embedder, progress=progress, earlier=earlier))
         made += 1
     return made
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from igot.outputs.library import Interview
 from igot.search import ask, commands, embed, meaning
+from igot.transcript import Transcript
 from igot.search.embed import Embedder
 from igot.search.meaning import MeaningIndex
 from igot.search.words import Hit
@@ -114,6 +115,20 @@ class Models:
             self._embedder[name] = commands.embedder_for(name, log=said.append)
             self._embedder_line[name] = said[0] if said else ""
         return self._embedder[name]
+
+    def keep_vectors_in_step(self, interview_json: Path, t: Transcript) -> None:
+        """After a correction: the interview's kept vectors made to match its phrases again, the
+        corrected phrases alone embedded (with the model they were made with, when it can load).
+        An interview with no vectors has none to keep in step."""
+        earlier = embed.load_embeddings(interview_json)
+        if earlier is None or earlier.matches(t, earlier.model):
+            return
+        with self._lock:
+            embedder = self._load_embedder(earlier.model)
+            if embedder is None:
+                return  # the model is not here: `igot index` does it later
+            made = embed.embed_phrases(t, embedder, earlier=earlier)
+        embed.save_embeddings(interview_json, made)
 
     def search(self, interviews: list[Interview], query: str, language: str = "", only: Optional[meaning.Only] = None,
                limit: int = meaning.MEANING_LIMIT) -> Found:

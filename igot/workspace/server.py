@@ -193,7 +193,9 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         opened = await run_in_threadpool(
             lib.change, stem, body.get("version"), lambda t: corrections.correction(t, body),
             (lambda t: voices.after_naming(t, lib.folder, stem)) if naming else None)
-        return JSONResponse(views.interview_view(opened, lib.folder))
+        # The phrases' meaning vectors follow after the answer: the corrected phrases alone.
+        return JSONResponse(views.interview_view(opened, lib.folder),
+                            background=BackgroundTask(models.keep_vectors_in_step, opened.path, opened.transcript))
 
     # --- clips (ffmpeg) ---------------------------------------------------------------------
     @app.get("/api/interviews/{stem}/highlights/{highlight_id}/clip")
