@@ -157,7 +157,11 @@ class Served:
     def stop(self, kill: bool = False) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL if kill else signal.SIGINT)
-            self.process.wait(timeout=20)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()  # never left running after the test
+                raise
 
 
 def highlight_ids(folder: Path, stem: str) -> set[str]:
@@ -228,11 +232,13 @@ def test_a_server_killed_in_a_burst_of_saves_leaves_every_acknowledged_highlight
                 acknowledged.append(json.loads(body)["id"])
 
     threads = [threading.Thread(target=burst, args=(s,)) for s in (4.0, 9.0, 14.0)]
-    [t.start() for t in threads]
-    time.sleep(3.0)
-    a.stop(kill=True)
-    stop.set()
-    [t.join(timeout=30) for t in threads]
+    try:
+        [t.start() for t in threads]
+        time.sleep(3.0)
+    finally:
+        a.stop(kill=True)
+        stop.set()
+        [t.join(timeout=30) for t in threads]
     assert acknowledged
     interviews, skipped = Library(folder).listing()  # finishes a change the kill cut short
     assert not skipped and len(interviews) == 3
