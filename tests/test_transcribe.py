@@ -122,40 +122,75 @@ def test_no_stretch_of_speech_is_left_out(devdata, wav16k, tiny_en, batched):
     assert untranscribed_speech(load_audio(wav), t.phrases) == []
 
 
-def test_long_recording_is_transcribed_piece_by_piece(devdata, wav16k, tiny_en, monkeypatch):
-    """Pieces are cut in silences and put back in the recording's time: the same words, in
-    order, as in one go (here 15 s pieces stand in for the 10 minutes of a real run)."""
+def test_long_recording_is_transcribed_piece_by_piece(devdata, wav16k, tiny_en, monkeypatch, tmp_path):
+    """Pieces are cut in silences and put back in the recording's time (here 15 s pieces stand
+    in for the 10 minutes of a real run): the pieces follow one another over the whole
+    recording, and its words are each piece's words, as the piece alone gives them, in order,
+    each moved by the piece's start.
+
+    That the pieced words come close to those of one go is the model's doing, so it is stated,
+    not asserted: tiny.en decodes a piece without the text before it, and how much that changes
+    its words follows the CPU's kernels (GitHub issue 38). WER of the pieced words against one
+    go's on one Xeon with AVX-512, 2026-11-27: 0.110 with CTranslate2's default there (Intel MKL),
+    0.123 with oneDNN limited to AVX2, 0.157 with AVX only (CT2_FORCE_CPU_ISA=AVX
+    ONEDNN_MAX_CPU_ISA=AVX), past the 0.15 once asserted here; the words differ inside the pieces
+    (the noisy last caller most), not at the cuts."""
+    import wave
+
     import igot.media.audio
-    from igot.media.audio import pieces
+    from igot.media.audio import SAMPLE_RATE, pieces, wav_duration
 
     wav = wav16k(devdata / "pyaudioanalysis/diarizationExample.flac")
-    whole = transcribe(wav, tiny_en, language="en", progress=False)
     monkeypatch.setattr(igot.media.audio, "PIECE_SECONDS", 15.0)
-    assert len(pieces(wav)) == 3
+    cuts = pieces(wav)
+    assert len(cuts) == 3
+    assert cuts[0][0] == 0 and cuts[-1][1] == wav_duration(wav) and all(b == c for (_, b), (c, _) in zip(cuts, cuts[1:]))
     pieced = transcribe(wav, tiny_en, language="en", progress=False)
     words = pieced.words
     assert all(a.start <= b.start and a.end <= b.end for a, b in zip(words, words[1:]))
-    assert 0 <= words[0].start and words[-1].end <= pieced.duration == whole.duration
-    assert word_error_rate(" ".join(w.text for w in whole.words), " ".join(w.text for w in words)) < 0.15
+    assert 0 <= words[0].start and words[-1].end <= pieced.duration == wav_duration(wav)
+    alone = []  # each piece as a recording of its own (its very samples), its words in the recording's time
+    with wave.open(str(wav), "rb") as source:
+        for i, (start, end) in enumerate(cuts):
+            first, last = int(round(start * SAMPLE_RATE)), int(round(end * SAMPLE_RATE))
+            source.setpos(first)
+            piece = tmp_path / f"piece-{i}.wav"
+            with wave.open(str(piece), "wb") as f:
+                f.setnchannels(1), f.setsampwidth(2), f.setframerate(SAMPLE_RATE)
+                f.writeframes(source.readframes(last - first))
+            assert len(pieces(piece)) == 1
+            piece_words = transcribe(piece, tiny_en, language="en", progress=False).words
+            alone += [(w.text, w.start + start, w.end + start) for w in piece_words]
+    assert [w.text for w in words] == [text for text, _, _ in alone]
+    assert np.allclose([(w.start, w.end) for w in words], [(a, b) for _, a, b in alone], atol=0.002)
 
 
-def joined_recordings(devdata, wav16k, tmp_path, names_and_pauses) -> tuple:
-    """Dev recordings one after another with pauses: a conversation-length WAV and its reference."""
+def joined_readings(devdata, wav16k, tmp_path, names_and_pauses) -> tuple:
+    """Dev recordings one after another with pauses: a conversation-length WAV, and where each
+    reading lies in it, with its reference: [(start, end, reference)] in seconds."""
     import wave
 
     from igot.media.audio import SAMPLE_RATE, load_audio
 
     pairs = dict((p.stem, (p, clean_reference(r))) for p, r in english_recordings(devdata, readings=8))
-    audio, text = [], []
+    audio, readings, at = [], [], 0
     for name, pause in names_and_pauses:
         path, reference = pairs[name]
-        audio += [load_audio(wav16k(path)), np.zeros(int(pause * SAMPLE_RATE), np.float32)]
-        text.append(reference)
+        speech = load_audio(wav16k(path))
+        audio += [speech, np.zeros(int(pause * SAMPLE_RATE), np.float32)]
+        readings.append((at / SAMPLE_RATE, (at + len(speech)) / SAMPLE_RATE, reference))
+        at += len(speech) + int(pause * SAMPLE_RATE)
     wav = tmp_path / "joined.wav"
     with wave.open(str(wav), "wb") as f:
         f.setnchannels(1), f.setsampwidth(2), f.setframerate(SAMPLE_RATE)
         f.writeframes((np.concatenate(audio) * 32767).astype(np.int16).tobytes())
-    return wav, " ".join(text)
+    return wav, readings
+
+
+def joined_recordings(devdata, wav16k, tmp_path, names_and_pauses) -> tuple:
+    """Dev recordings one after another with pauses: a conversation-length WAV and its reference."""
+    wav, readings = joined_readings(devdata, wav16k, tmp_path, names_and_pauses)
+    return wav, " ".join(reference for _, _, reference in readings)
 
 
 def test_as_accurate_as_faster_whisper_alone(devdata, wav16k, tiny_en, tmp_path):
@@ -193,26 +228,44 @@ def test_progress_shows_seconds_as_a_person_reads_them(devdata, wav16k, tiny_en,
 
 def test_every_word_the_engine_writes_is_kept(devdata, wav16k, tiny_en, tmp_path):
     """A reading by several dev voices (84 s). faster-whisper asked for word timestamps moves to
-    its next 30 s window from the last word's time, and here a mistimed last word makes it skip
-    what followed; alone (no word timestamps) it keeps those words. iGot decodes as the engine
-    does alone and times the words afterwards: the engine's words, every one, each with its time."""
+    its next 30 s window from the last word's time, and a mistimed last word makes it skip what
+    followed; alone (no word timestamps) it keeps those words. iGot decodes as the engine does
+    alone and times the words afterwards: the engine's words, every one, each with its time.
+
+    The premise, that the engine with word timestamps loses words here that it keeps alone, is
+    stated, not asserted: it rests on tiny.en's numbers, which follow the CPU's kernels (GitHub
+    issue 38). Words alone / with word timestamps on one Xeon with AVX-512, 2026-11-27: 196 / 186
+    with oneDNN limited to AVX2 (CT2_USE_MKL=0 CT2_FORCE_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2);
+    187 / 186 with CTranslate2's default there (Intel MKL), as on an AMD EPYC with AVX-512 in
+    issue 38; 186 / 186 with AVX only. There, what the engine alone lost was TIMIT's sentence
+    (37-40 s), left out with or without word timestamps: no word of the engine's is there to
+    keep, and iGot says so (info "untranscribed") instead of filling it. So what is asserted is
+    iGot's own part: exactly the engine's words, in order, inside the recording, and speech left
+    without a word only in a reading the engine left out."""
+    from difflib import SequenceMatcher
+
     from igot.media.audio import load_audio
     from igot_dev.evaluate import normalize
 
-    wav, _ = joined_recordings(devdata, wav16k, tmp_path, [
+    wav, readings = joined_readings(devdata, wav16k, tmp_path, [
         ("LJ001-0007", 1.18), ("LJ001-0001", 1.16), ("jfk", 0.9), ("LJ001-0008", 0.7), ("LJ001-0002", 0.4),
         ("LDC93S1", 0.28), ("LJ001-0003", 1.17), ("2412-153948-0000", 0.67), ("LJ001-0005", 0.23),
         ("LJ001-0006", 0.79), ("LJ001-0004", 0.95)])
-    audio = load_audio(wav)
-
-    def engine(**asked) -> list[str]:
-        segments, _ = tiny_en.model.transcribe(audio, language="en", vad_filter=True, **asked)
-        return normalize(" ".join(s.text for s in segments))
-
-    alone, seeking = engine(), engine(word_timestamps=True)
-    assert len(seeking) <= len(alone) - 5, (len(seeking), len(alone))  # seeking on word times loses words here
+    segments, _ = tiny_en.model.transcribe(load_audio(wav), language="en", vad_filter=True)
+    alone = normalize(" ".join(s.text for s in segments))  # the engine alone, no word timestamps
     t = transcribe(wav, tiny_en, language="en", progress=False)
     assert normalize(" ".join(w.text for w in t.words)) == alone
     starts = [w.start for w in t.words]
     assert starts == sorted(starts) and all(0 <= w.start <= w.end <= t.duration for w in t.words)
-    assert t.info["untranscribed"] == []
+    # The readings the engine left out (fewer than half of their words in its text, matched in
+    # order against the whole reference): speech iGot reports untranscribed must lie in one.
+    said = [(start, end, normalize(reference)) for start, end, reference in readings]
+    owner = [i for i, (_, _, words) in enumerate(said) for _ in words]
+    matched = [0] * len(said)
+    reference = [w for _, _, words in said for w in words]
+    for block in SequenceMatcher(None, reference, alone, autojunk=False).get_matching_blocks():
+        for i in owner[block.a:block.a + block.size]:
+            matched[i] += 1
+    left_out = [(start, end) for (start, end, words), n in zip(said, matched) if n < len(words) / 2]
+    holes = t.info["untranscribed"]
+    assert all(any(a <= (h["start"] + h["end"]) / 2 <= b for a, b in left_out) for h in holes), (holes, left_out)
