@@ -249,8 +249,8 @@ def voices_command(args: argparse.Namespace) -> int:
                 return 0
             print(f"Voices remembered in {args.out} ({path}):")
             for p in sorted(remembered.people, key=lambda p: p.name.casefold()):
-                titles = ", ".join(dict.fromkeys(h.title for h in p.heard))
-                print(f"  {p.name}: {p.seconds:.0f} s of speech, heard in {len(p.heard)} interview"
+                titles = shown(", ".join(dict.fromkeys(h.title for h in p.heard)))
+                print(f"  {shown(p.name)}: {p.seconds:.0f} s of speech, heard in {len(p.heard)} interview"
                       f"{'s' * (len(p.heard) != 1)} ({titles})")
             if remembered.drive:
                 print(f"A copy is kept in the .igot folder of {len(remembered.drive)} Google Drive folder"

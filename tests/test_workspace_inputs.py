@@ -29,7 +29,7 @@ from igot.speakers.phrases import name_speakers
 from igot.transcript import Source, Transcript
 from igot.workspace import clips, server
 from igot.workspace.guard import Door
-from igot.workspace.interviews import Library
+from igot.outputs.store import Library
 from tests.test_highlights import interview
 
 PORT = 8765
@@ -253,3 +253,21 @@ def test_igot_tags_prints_no_control_character_from_a_strangers_file(tmp_path):
     assert len(rows) == 2 and rows[1][1] == "Interview\\x1b]0;owned\\x07 with Joana"
     assert rows[1][8] == "too\\x07 expensive\\x1b[31m\nsecond line\\x00"
     assert "is now 'owned[2J'" in renamed and "owned[2J" in after
+
+
+def test_igot_search_and_voices_print_what_a_strangers_file_holds_escaped(tmp_path):
+    """A phrase, an interview name or a speaker with ESC or BEL in a hand-written JSON (a shared
+    folder) reaches the terminal escaped through igot search."""
+    folder = tmp_path / "library"
+    folder.mkdir()
+    data = json.loads(interview().to_json())
+    data["source"]["title"] = "Evil\x1b]0;pwned\x07 title"
+    data["phrases"][1]["text"] = "Honestly the price \x1b[2J is too high\x07 for a small team."
+    data["speakers"][1]["name"] = "Jo\x1b[31mana"
+    (folder / "evil.json").write_text(json.dumps(data), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        assert main(["search", "price", "--out", str(folder), "--words-only"]) == 0
+    printed = out.getvalue()
+    assert "price" in printed and "\\x1b" in printed
+    assert "\x1b" not in printed and "\x07" not in printed

@@ -19,7 +19,7 @@ from igot.search import meaning
 from igot.search.embed import Embedder
 from igot.search.words import Hit
 from igot.summary import summarize
-from igot.text import clean_text, format_clock
+from igot.text import clean_text, format_clock, shown
 
 ASK_LIMIT = 12  # phrases the LLM reads: an answer's worth, and ~600 tokens of a small model's context
 MAX_NEW_TOKENS = 384
@@ -197,7 +197,12 @@ def _tidy(text: str) -> str:
 
 
 def answer_lines(a: Answer) -> list[str]:
-    """The answer for a terminal: the points with their moments, then the phrases read."""
+    """The answer for a terminal: the points with their moments, then the phrases read (each line
+    escaped: what the files hold may carry control characters)."""
+    return [shown(line) for line in _answer_lines(a)]
+
+
+def _answer_lines(a: Answer) -> list[str]:
     lines = []
     if a.points:
         lines.append(f"Answer ({a.model}, from the phrases below only; every moment checked):")

@@ -22,7 +22,7 @@ from itertools import accumulate
 from typing import Iterable, Optional, Sequence
 
 from igot.outputs.library import Interview, video_link
-from igot.text import clean_text, format_clock
+from igot.text import clean_text, format_clock, shown
 
 # Accents that NFD splits off Latin, Greek and Cyrillic letters: "ç" is "c" + U+0327. Other
 # scripts' marks (Devanagari vowel signs, say) are part of their letters and stay.
@@ -278,12 +278,14 @@ def _marks(text: str, q: Query) -> list[tuple[int, int]]:
 
 def hit_line(h: Hit, bold: bool = False) -> str:
     """One hit on one line: interview, time, speaker, the phrase (matches in bold on a terminal), link."""
+    # What the files hold is printed escaped (shown): a control character in a stranger's file
+    # must not act on the terminal; the bold marks are the only ones written.
     text, last = "", 0
     for a, b in h.marks:
-        part = h.text[a:b]
-        text += h.text[last:a] + (f"\033[1m{part}\033[0m" if bold else part)
+        part = shown(h.text[a:b])
+        text += shown(h.text[last:a]) + (f"\033[1m{part}\033[0m" if bold else part)
         last = b
-    text += h.text[last:]
-    who = f"{h.speaker}: " if h.speaker else ""
+    text += shown(h.text[last:])
+    who = f"{shown(h.speaker)}: " if h.speaker else ""
     meaning = " (by meaning)" if h.how == "meaning" else ""
-    return f"{h.interview} · {format_clock(h.start)} · {who}{text}{meaning} · {h.link}"
+    return f"{shown(h.interview)} · {format_clock(h.start)} · {who}{text}{meaning} · {shown(str(h.link))}"
