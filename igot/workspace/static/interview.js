@@ -1,10 +1,14 @@
 // An interview's page (#/interview/STEM?t=SECONDS): its player and facts, its highlights, and
-// its transcript, where a click plays a phrase and a selection of words is highlighted.
+// its transcript, where a click plays a phrase, a selection of words is highlighted, and a phrase
+// is corrected (phrasefix.js). After a correction the page is drawn again around its player.
 import { api, playable, withToken } from "./api.js";
+import { fixBarHtml, heardShown, setRedraw, wireFixBar } from "./corrections.js";
 import { renderHighlights } from "./highlights.js";
+import { toolsHtml, wirePhraseFixes } from "./phrasefix.js";
 import { createPlayer } from "./player.js";
-import { goTo, phraseAt, startTicking } from "./playback.js";
+import { goTo, mark, phraseAt, startTicking } from "./playback.js";
 import { offerHighlight } from "./selection.js";
+import { speakersHtml, wireSpeakers } from "./speakers.js";
 import { state } from "./state.js";
 import { clock, closePopover, esc, setColours, speakerClass, view } from "./ui.js";
 
@@ -13,28 +17,53 @@ export async function showInterview(stem, params) {
   setColours(data);
   state.tags = lib.tags.map((t) => t.tag);
   state.interview = data;
-  const speakers = data.speakers.filter((s) => s.name);
   view.innerHTML = `<div class="interview">
     <aside class="side"><div class="player-box" id="player"></div>
-      <div class="facts"><h1>${esc(data.title)}</h1><p class="meta">${[data.created.slice(0, 10), data.language, clock(data.duration)].filter(Boolean).map(esc).join(" · ")}</p>
-      <p class="speakers">${speakers.map((s) => `<span class="who ${speakerClass(s.colour)}">${esc(s.name)}</span>`).join(" ")}</p>
-      <p class="files">${Object.entries(data.files).map(([k, href]) => `<a href="${esc(withToken(href))}" target="_blank" rel="noopener">${k.toUpperCase()}</a>`).join(" ")}</p></div>
+      <div class="facts" id="facts"></div>
       <h2>Highlights <span class="count" id="hl-count"></span></h2><ul class="hl-list" id="hl-list"></ul>
-      <p class="keys"><kbd>Space</kbd> play/pause · <kbd>↑</kbd><kbd>↓</kbd> phrase by phrase · select words to highlight</p>
+      <p class="keys"><kbd>Space</kbd> play/pause · <kbd>↑</kbd><kbd>↓</kbd> phrase by phrase · select words to highlight · double-click a phrase to correct it</p>
     </aside>
-    <section class="transcript" id="transcript" aria-label="Transcript">${transcriptHtml(data)}</section></div>`;
-  state.phraseEls = [...view.querySelectorAll(".phrase")];
-  state.order = data.phrases.map((p, i) => i).sort((a, b) => data.phrases[a].start - data.phrases[b].start);
-  renderHighlights();
+    <section class="transcript${heardShown() ? " show-heard" : ""}" id="transcript" aria-label="Transcript"></section></div>`;
+  draw(data);
   const transcript = view.querySelector("#transcript");
   transcript.addEventListener("click", onTranscriptClick);
-  transcript.addEventListener("mouseup", () => setTimeout(offerHighlight, 0));
-  transcript.addEventListener("keyup", (e) => { if (e.shiftKey) offerHighlight(); });
+  transcript.addEventListener("mouseup", (e) => { if (!e.target.closest(".fix-tools, .who-pick, .editor")) setTimeout(offerHighlight, 0); });
+  transcript.addEventListener("keyup", (e) => { if (e.shiftKey && !e.target.closest(".editor")) offerHighlight(); });
+  wirePhraseFixes(transcript);
+  setRedraw(redraw);
   state.player = await createPlayer(view.querySelector("#player"), playable(data.player));
   if (state.interview !== data) return;  // the user moved on while the player loaded
   startTicking();
   const t = Number(params.get("t"));
   if (params.has("t") && isFinite(t)) goTo(phraseAt(t), t);
+}
+
+// The facts, transcript and highlights of `data`; the player is not touched.
+function draw(data) {
+  const facts = view.querySelector("#facts");
+  facts.innerHTML = `<h1>${esc(data.title)}</h1><p class="meta">${[data.created.slice(0, 10), data.language, clock(data.duration)].filter(Boolean).map(esc).join(" · ")}</p>
+    ${fixBarHtml(data)}${speakersHtml(data)}
+    <p class="files">${Object.entries(data.files).map(([k, href]) => `<a href="${esc(withToken(href))}" target="_blank" rel="noopener">${k.toUpperCase()}</a>`).join(" ")}</p>`;
+  wireFixBar(facts);
+  wireSpeakers(facts);
+  view.querySelector("#transcript").innerHTML = transcriptHtml(data);
+  state.phraseEls = [...view.querySelectorAll(".phrase")];
+  state.order = data.phrases.map((p, i) => i).sort((a, b) => data.phrases[a].start - data.phrases[b].start);
+  renderHighlights();
+}
+
+// A correction's answer (the whole interview again) drawn where the user is: the same scroll, the
+// same player, the phrase being said marked again. Later changes send its version.
+function redraw(data) {
+  const side = view.querySelector(".side"), y = scrollY, sideY = side ? side.scrollTop : 0, marked = state.now >= 0;
+  closePopover();
+  setColours(data);
+  state.interview = data;
+  state.now = -1;
+  draw(data);
+  scrollTo(scrollX, y);
+  if (side) side.scrollTop = sideY;
+  if (marked && state.player) mark(phraseAt(state.player.time()), false);
 }
 
 function transcriptHtml(data) {
@@ -46,7 +75,8 @@ function transcriptHtml(data) {
     if (last === null || p.speaker !== last) {
       if (last !== null) out += "</p></div>";
       const s = colour[p.speaker] || { name: "", colour: 0 };
-      out += `<div class="turn ${speakerClass(s.colour)}"><div class="head">${s.name ? `<b class="who">${esc(s.name)}</b>` : ""}<span class="time">${clock(p.start)}</span></div><p>`;
+      // The name is a button: who said this turn can be corrected there.
+      out += `<div class="turn ${speakerClass(s.colour)}"><div class="head">${s.name ? `<button type="button" class="who-pick" aria-haspopup="menu" title="Who said this? Give it to another speaker"><b class="who">${esc(s.name)}</b></button>` : ""}<span class="time">${clock(p.start)}</span></div><p>`;
       last = p.speaker;
     }
     // Each word in its own span (a selection is turned into times by its words), and the
@@ -57,18 +87,21 @@ function transcriptHtml(data) {
       text += (gap && k ? `<span class="g">${esc(gap)}</span>` : esc(gap)) + `<span class="w" data-w="${k}">${esc(p.text.slice(c0, c1))}</span>`;
       pos = c1;
     });
-    out += `<span class="phrase" data-i="${i}" title="${clock(p.start)}">${text + esc(p.text.slice(pos))}</span> `;
+    // A corrected phrase carries a mark; what the machine heard is beneath it, shown on demand.
+    const fixed = p.heard !== null && p.heard !== undefined;
+    out += `<span class="phrase${fixed ? " fixed" : ""}" data-i="${i}" title="${clock(p.start)}${fixed ? " · corrected" : ""}">${text + esc(p.text.slice(pos))}${
+      fixed ? `<span class="fixed-mark" title="Corrected: the machine heard “${esc(p.heard)}”"></span>` : ""}${toolsHtml()}</span> `;
+    if (fixed) out += `<span class="heard" aria-label="What the machine heard">${esc(p.heard)}</span>`;
   });
   return out + "</p></div>";
 }
 
-// A click plays the phrase; a click that ends a selection does not.
+// A click plays the phrase; a click that ends a selection does not, nor one on a correction's tools.
 function onTranscriptClick(event) {
   const phrase = event.target.closest(".phrase");
-  if (!phrase || !window.getSelection().isCollapsed) return;
+  if (!phrase || !window.getSelection().isCollapsed || event.target.closest(".fix-tools")) return;
   goTo(Number(phrase.dataset.i));
 }
-
 // The interview's keys, listened to once for the whole page: Space plays or pauses, the arrows go
 // phrase by phrase, Escape closes a popover. Not while typing or on a control.
 export function listenToKeys() {

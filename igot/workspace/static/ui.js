@@ -18,11 +18,19 @@ export function clock(seconds) {
 export function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
 
 let toastTimer = null;
-export function toast(message, kind = "info") {
+// `action` ({label, run}): a button in the toast (e.g. "Reload" when the interview changed elsewhere).
+export function toast(message, kind = "info", action = null) {
   toastBox.textContent = message;
-  toastBox.className = `show ${kind}`;
+  if (action) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = action.label;
+    b.addEventListener("click", () => { toastBox.className = ""; action.run(); });
+    toastBox.append(" ", b);
+  }
+  toastBox.className = `show ${kind}${action ? " act" : ""}`;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { toastBox.className = ""; }, kind === "error" ? 9000 : 3500);
+  toastTimer = setTimeout(() => { toastBox.className = ""; }, action ? 15000 : kind === "error" ? 9000 : 3500);
 }
 
 // The exports' speaker colours and border styles (igot.outputs.export.PALETTE), as CSS variables.
@@ -46,7 +54,7 @@ export function place(el, rect) {
   el.style.top = `${below ? rect.bottom + 8 : Math.max(8, rect.top - h - 8)}px`;
 }
 
-// offersOnly: take away the "Highlight" offer but keep an open form.
+// offersOnly: take away the offers beside a selection ("Highlight", "Give to…") but keep an open form.
 export function closePopover(offersOnly) {
-  document.querySelectorAll(offersOnly ? ".popover.offer" : ".popover").forEach((p) => p.remove());
+  document.querySelectorAll(offersOnly ? ".popover.offer, .popover.offer-more" : ".popover").forEach((p) => p.remove());
 }

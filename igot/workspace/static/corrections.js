@@ -1,0 +1,64 @@
+// Corrections to what the machine got wrong (issue 39): each is sent to the server, which answers
+// with the whole interview again; the page is drawn anew from that answer (the player left as it
+// is). Also here, the interview header's part: Undo, and "Show what the machine heard".
+import { api } from "./api.js";
+import { reload, state } from "./state.js";
+import { esc, toast } from "./ui.js";
+
+// What Undo takes back, by the kind of the last correction (views.py: corrections.last).
+const UNDOES = {
+  words: "the corrected words of a phrase",
+  speaker: "who said a phrase",
+  split: "a phrase split in two",
+  join: "two phrases joined",
+  names: "the speakers' names",
+};
+
+let redraw = () => {};  // interview.js draws the page from an answer (no import of it: it imports us)
+let busy = false;       // one correction at a time: each names the version the last one made
+let showHeard = false;  // the header's toggle, kept while the page is redrawn
+
+export function setRedraw(fn) { redraw = fn; }
+export function heardShown() { return showHeard; }
+
+// Send one correction ({kind, ...}, see igot/outputs/corrections.py); the answer is drawn, and
+// `said` toasted. Returns the new view, or null when refused (the error is toasted: a 409 offers
+// to reload the page).
+export async function correct(asked, said) {
+  const data = state.interview;
+  if (!data || busy) return null;
+  busy = true;
+  try {
+    const next = await api(`api/interviews/${encodeURIComponent(data.stem)}/corrections`,
+      { method: "POST", body: { ...asked, version: data.version } });
+    if (state.interview !== data) return null;  // the user moved on while it was saved
+    redraw(next);
+    if (said) toast(said);
+    return next;
+  } catch (err) {
+    if (err.status === 409) toast(err.message, "error", { label: "Reload", run: () => reload() });
+    else toast(err.message, "error");
+    return null;
+  } finally {
+    busy = false;
+  }
+}
+
+// The header's tools: Undo while there is something to undo, the toggle once a phrase was corrected.
+export function fixBarHtml(data) {
+  const last = data.corrections && data.corrections.count ? data.corrections.last : null;
+  const anyHeard = data.phrases.some((p) => p.heard !== null && p.heard !== undefined);
+  if (!last && !anyHeard) return "";
+  return `<p class="fix-bar">${last ? `<button type="button" class="undo" title="Undo the last correction: ${esc(UNDOES[last] || last)}">↶ Undo</button>` : ""}${
+    anyHeard ? `<label class="heard-toggle"><input type="checkbox"${showHeard ? " checked" : ""}> Show what the machine heard</label>` : ""}</p>`;
+}
+
+export function wireFixBar(box) {
+  const undo = box.querySelector(".fix-bar .undo");
+  if (undo) undo.addEventListener("click", () => correct({ kind: "undo" }, "Undone."));
+  const toggle = box.querySelector(".heard-toggle input");
+  if (toggle) toggle.addEventListener("change", () => {
+    showHeard = toggle.checked;
+    document.getElementById("transcript").classList.toggle("show-heard", showHeard);
+  });
+}
