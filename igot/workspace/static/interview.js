@@ -4,7 +4,7 @@
 import { api, playable, withToken } from "./api.js";
 import { fixBarHtml, heardShown, setRedraw, wireFixBar } from "./corrections.js";
 import { renderHighlights } from "./highlights.js";
-import { toolsHtml, wirePhraseFixes } from "./phrasefix.js";
+import { wirePhraseFixes } from "./phrasefix.js";
 import { createPlayer } from "./player.js";
 import { goTo, mark, phraseAt, startTicking } from "./playback.js";
 import { offerHighlight } from "./selection.js";
@@ -90,7 +90,7 @@ function transcriptHtml(data) {
     // A corrected phrase carries a mark; what the machine heard is beneath it, shown on demand.
     const fixed = p.heard !== null && p.heard !== undefined;
     out += `<span class="phrase${fixed ? " fixed" : ""}" data-i="${i}" title="${clock(p.start)}${fixed ? " · corrected" : ""}">${text + esc(p.text.slice(pos))}${
-      fixed ? `<span class="fixed-mark" title="Corrected: the machine heard “${esc(p.heard)}”"></span>` : ""}${toolsHtml()}</span> `;
+      fixed ? `<span class="fixed-mark" title="Corrected: the machine heard “${esc(p.heard)}”"></span>` : ""}</span> `;
     if (fixed) out += `<span class="heard" aria-label="What the machine heard">${esc(p.heard)}</span>`;
   });
   return out + "</p></div>";

@@ -5,15 +5,42 @@ import { correct } from "./corrections.js";
 import { state } from "./state.js";
 import { clock, closePopover, place, speakerClass, toast, view } from "./ui.js";
 
-// Each phrase's tools, at its end: shown on hover or when reached with Tab (workspace.css); their
-// glyphs come from CSS, so they are not part of the phrase's text when it is selected or copied.
-export function toolsHtml() {
-  return `<span class="fix-tools"><button type="button" class="fix-words" data-fix="words" aria-label="Correct the words" title="Correct the words (or double-click the phrase)"></button>`
-    + `<button type="button" class="fix-more" data-fix="more" aria-haspopup="menu" aria-label="More corrections" title="Who said it, join with the next"></button></span>`;
+// The tools of a phrase, at its end: one set for the whole transcript, moved to the phrase under the
+// mouse (or, from the keyboard, to the first phrase of the turn whose name has the focus), so an
+// hour's 1,400 phrases carry none of their own (drawing them cost ~160 ms). Shown on hover or when
+// reached with Tab (workspace.css); their glyphs come from CSS, so they are not part of the phrase's
+// text when it is selected or copied.
+const TOOLS = `<button type="button" class="fix-words" data-fix="words" aria-label="Correct the words" title="Correct the words (or double-click the phrase)"></button>`
+  + `<button type="button" class="fix-more" data-fix="more" aria-haspopup="menu" aria-label="More corrections" title="Who said it, join with the next"></button>`;
+
+function tools() {
+  let box = view.querySelector("#transcript .fix-tools");
+  if (!box) {
+    box = document.createElement("span");
+    box.className = "fix-tools";
+    box.innerHTML = TOOLS;
+  }
+  return box;
+}
+
+function placeTools(phrase) {
+  if (!phrase || phrase.hidden || phrase.querySelector(":scope > .fix-tools")) return;
+  const box = tools();
+  if (box.contains(document.activeElement)) return;  // the keyboard is on them: they stay
+  phrase.appendChild(box);
 }
 
 // The transcript's clicks and double-clicks that correct (interview.js leaves these to us).
 export function wirePhraseFixes(transcript) {
+  transcript.addEventListener("mouseover", (event) => {
+    const phrase = event.target.closest(".phrase");
+    // Not while a button is down: moving them in the middle of a selection would change it.
+    if (phrase && !event.buttons && !event.target.closest(".fix-tools")) placeTools(phrase);
+  });
+  transcript.addEventListener("focusin", (event) => {
+    const name = event.target.closest(".who-pick");
+    if (name) placeTools(name.closest(".turn").querySelector(".phrase"));
+  });
   transcript.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-fix], .who-pick");
     if (!button) return;
