@@ -9,8 +9,6 @@ import json
 import math
 import os
 import re
-import struct
-import wave
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from igot.outputs import library, store
 from igot.search.words import search
 from igot.transcript import Transcript, problem
 from tests.test_highlights import interview
+from tests.test_workspace import tone
 
 
 def good(title: str) -> Transcript:
@@ -161,13 +160,6 @@ def test_a_link_to_an_interview_outside_the_folder_is_neither_listed_nor_searche
 
 
 # --- recordings ---------------------------------------------------------------------------------------
-def tone(path: Path, seconds: float, rate: int = 8000) -> Path:
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(b"".join(struct.pack("<h", int(3000 * math.sin(i / 8))) for i in range(int(seconds * rate))))
-    return path
 
 
 def test_only_a_real_recording_of_the_interviews_length_is_its_recording(tmp_path):

@@ -7,12 +7,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import shutil
 import struct
 import subprocess
 import tempfile
-import wave
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import replace
@@ -31,6 +29,7 @@ from igot.workspace import clips, server
 from igot.workspace.guard import Door
 from igot.outputs.store import Library
 from tests.test_highlights import interview
+from tests.test_workspace import tone
 
 PORT = 8765
 HOME = f"http://127.0.0.1:{PORT}"
@@ -39,14 +38,6 @@ TITLE = "20% off: 'Ana' said \"no\", \\o/"
 CONTROLS = "\x1b\x07\x00\u202e"  # ESC, BEL, NUL and the right-to-left override
 
 
-def tone(path: Path, seconds: float = 20.0, rate: int = 8000) -> Path:
-    """A WAV as long as the interview (a recording of another length is not taken for it)."""
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(b"".join(struct.pack("<h", int(3000 * math.sin(i / 8))) for i in range(int(seconds * rate))))
-    return path
 
 
 def undecodable(path: Path, seconds: float = 20.0, rate: int = 16000) -> Path:
