@@ -17,6 +17,7 @@ from igot.outputs import store
 from igot.transcript import Source, Transcript
 from igot.workspace import server
 from tests.test_highlights import interview
+from tests.test_workspace_attacks import browser  # noqa: F401 (a fixture: Chromium for one test)
 from tests.test_workspace import tone
 from tests.test_workspace_browser import drag_select, shot, wait_for
 
@@ -42,15 +43,6 @@ def workspace(folder):
     running = server.start(folder)
     yield running
     running.stop()
-
-
-@pytest.fixture
-def browser(tmp_path):
-    from igot_dev.browser import Browser
-
-    b = Browser(tmp_path / "chromium")
-    yield b
-    b.close()
 
 
 def shown(folder: Path, fmt: str) -> str:

@@ -538,11 +538,12 @@ def _cue_line(c: Cue) -> str:
     return line.replace("-->", "->")  # the one sequence that would end the cue early
 
 
-def to_srt(t: Transcript) -> str:
-    """SubRip subtitles: one cue per phrase (long ones split), 'Name: text'."""
+def to_srt(t: Transcript, cues: Optional[list[Cue]] = None) -> str:
+    """SubRip subtitles: one cue per phrase (long ones split), 'Name: text'. `cues`: the
+    transcript's, when already made (the VTT's are the same)."""
     return "\n".join(
         f"{i}\n{format_srt_time(c.start)} --> {format_srt_time(c.end)}\n{_cue_line(c)}\n"
-        for i, c in enumerate(_cues_or_notice(t), 1)
+        for i, c in enumerate(cues if cues is not None else _cues_or_notice(t), 1)
     )
 
 
@@ -550,10 +551,10 @@ def _vtt_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def to_vtt(t: Transcript) -> str:
+def to_vtt(t: Transcript, cues: Optional[list[Cue]] = None) -> str:
     """WebVTT subtitles: like the SRT, with a <v Name> voice tag players can style."""
     blocks = ["WEBVTT\n"]
-    for c in _cues_or_notice(t):
+    for c in cues if cues is not None else _cues_or_notice(t):
         voice = f"<v {_vtt_escape(c.speaker)}>" if c.speaker else ""
         blocks.append(f"{format_vtt_time(c.start)} --> {format_vtt_time(c.end)}\n{voice}{_vtt_escape(_cue_line(c))}\n")
     return "\n".join(blocks)
@@ -566,12 +567,13 @@ def render_exports(t: Transcript, formats: Iterable[str] = FORMATS, *, summary: 
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise IgotError(f"Unknown export format: {', '.join(unknown)}.", f"Choose from {', '.join(FORMATS)}.")
+    cues = _cues_or_notice(t) if "srt" in formats and "vtt" in formats else None  # made once for both
     render = {
         "json": t.to_json,
         "html": lambda: to_html(t, summary=summary),
         "md": lambda: to_markdown(t, summary=summary),
-        "srt": lambda: to_srt(t),
-        "vtt": lambda: to_vtt(t),
+        "srt": lambda: to_srt(t, cues),
+        "vtt": lambda: to_vtt(t, cues),
     }
     return {fmt: render[fmt]() for fmt in formats}
 

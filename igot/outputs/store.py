@@ -26,7 +26,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from igot.speakers import voices as voices_module
 from igot.errors import IgotError
@@ -61,7 +61,8 @@ class Saved:
 def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive_folder: Optional[str] = None,
          doc_name: Optional[str] = None, drive: bool = True, client_secrets: Optional[Path] = None,
          service: Any = None, log: Callable[[str], None] = lambda message: None,
-         remembered: Optional[voices_module.Voices] = None, replaces: Optional[Transcript] = None) -> Saved:
+         remembered: Optional[voices_module.Voices] = None, replaces: Optional[Transcript] = None,
+         known: Iterable[library.Interview] = ()) -> Saved:
     """Write the transcript's files and the library page, and bring its Drive copy up to date.
 
     `drive_folder`: make the interview's Google Doc there (or update the one it has there).
@@ -72,14 +73,17 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
     (igot.speakers.voices.after_naming), written to OUT/.igot/voices.json and its copy in the Drive
     folder; None leaves the remembered voices as they are. `replaces`: what the interview's JSON
     holds now, when the caller has just read it (the workspace: an hour's JSON takes ~0.1 s to
-    read again). Saving only writes: it runs no model."""
+    read again). `known`: the library's interviews as a server has read them (the library page
+    reads only those that changed). Saving only writes: it runs no model."""
     with changes.locked(folder):  # no other process changes the folder between reading and writing
-        return _save(t, Path(folder), stem, drive_folder, doc_name, drive, client_secrets, service, log, remembered, replaces)
+        return _save(t, Path(folder), stem, drive_folder, doc_name, drive, client_secrets, service, log, remembered,
+                     replaces, known)
 
 
 def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Optional[str], doc_name: Optional[str],
           drive: bool, client_secrets: Optional[Path], service: Any, log: Callable[[str], None],
-          remembered: Optional[voices_module.Voices], replaces: Optional[Transcript]) -> Saved:
+          remembered: Optional[voices_module.Voices], replaces: Optional[Transcript],
+          known: Iterable[library.Interview]) -> Saved:
     stem = stem or export.slugify(t.source.title)
     paths = export.export_paths(folder, stem, export.FORMATS)
     before = replaces if replaces is not None else _readable(paths["json"])
@@ -100,7 +104,7 @@ def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Option
         # they are, and so does the library page (rebuilding it reads every interview: ~0.8 s with 200).
         texts, marks_only = exports_of(t, before, paths)
         if not marks_only or not (folder / library.INDEX).is_file():
-            texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t})
+            texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t}, known)
         with export.staged(texts, folder):
             if where is not None:
                 gdoc.put_repository(service, t, where, stem)
@@ -248,6 +252,11 @@ class Library:
             self._listed = listed
         return listed[1]
 
+    def _known(self) -> list[library.Interview]:
+        """The interviews of the last listing (what the library page need not read again)."""
+        listed = self._listed
+        return listed[1][0] if listed is not None else []
+
     def _stamp(self) -> tuple:
         found = []
         with os.scandir(self.folder) as entries:
@@ -321,7 +330,8 @@ class Library:
                                 "(in another tab or window?): nothing was changed.", RELOAD)
                 made = make(now.transcript)
                 remembered = voices(made) if voices is not None and made is not now.transcript else None
-                saved = save(made, self.folder, stem, drive=False, replaces=now.transcript, remembered=remembered)
+                saved = save(made, self.folder, stem, drive=False, replaces=now.transcript, remembered=remembered,
+                             known=self._known())
                 return self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
         except OSError as err:
             raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",
@@ -347,7 +357,7 @@ class Library:
                 for stem, (now, t) in made.items():
                     texts.update(exports_of(t, now.transcript, export.export_paths(self.folder, stem, export.FORMATS))[0])
                 texts[self.folder / library.INDEX] = library.library_page(
-                    self.folder, {now.path: t for now, t in made.values()})
+                    self.folder, {now.path: t for now, t in made.values()}, interviews)
                 changes.Change(self.folder, texts).commit()
                 return list(made)
         except OSError as err:
