@@ -130,7 +130,7 @@ def test_a_researcher_corrects_an_interview_in_the_page(browser, workspace, fold
 
     # A highlight over the words about to be fixed, made with the mouse.
     drag_select(page, '.phrase[data-i="1"] .w[data-w="0"]', '.phrase[data-i="1"] .w[data-w="4"]')
-    assert page.locator(".popover.offer-more", has_text="Give to…").is_visible()
+    page.locator(".popover.offer-more", has_text="Give to…").wait_for(state="visible", timeout=5000)  # offered after mouseup
     assert page.locator(".popover.offer-more", has_text="Split here").count() == 0  # from the first word: no split
     page.locator(".popover.offer").click()
     page.locator(".form-pop .tag-input").fill("pricing")
@@ -243,7 +243,8 @@ def test_a_researcher_corrects_an_interview_in_the_page(browser, workspace, fold
     # What the machine heard, on demand: beneath the corrected phrase, struck through.
     page.locator(".fix-bar .heard-toggle input").check()
     heard = page.locator(".heard").first
-    assert heard.is_visible() and heard.text_content() == "Honestly the price is too"
+    heard.wait_for(state="visible", timeout=5000)
+    assert heard.text_content() == "Honestly the price is too"
     assert heard.evaluate("h => getComputedStyle(h).textDecorationLine") == "line-through"
     shot(page, "workspace-corrections-heard.png")
     assert errors == []
@@ -293,7 +294,7 @@ def test_words_given_to_another_a_join_and_a_stale_tab(browser, workspace, folde
     assert refused.value.status == 409
     assert (folder / "joana.json").read_bytes() == before
     toast = stale.locator("#toast")
-    assert toast.locator("button", has_text="Reload").is_visible()
+    toast.locator("button", has_text="Reload").wait_for(state="visible", timeout=5000)
     toast.locator("button", has_text="Reload").click()
     wait_for(stale, "document.querySelectorAll('#transcript .phrase').length === 5")
     assert page_texts(stale)[2] == "And the onboarding"
