@@ -77,16 +77,17 @@ def test_a_tag_renamed_in_every_interview_is_all_or_nothing(tmp_path, monkeypatc
 
 def test_a_tag_rename_refused_by_one_interview_changes_none(tmp_path):
     """An interview whose files cannot be written (a folder in the way of its page) stops the rename
-    before any file changes; the others keep their tag until the rename can be made everywhere."""
+    before any file changes; the others keep their tag until the rename can be made everywhere.
+    (bruno is the last the library lists: the rename used to change the two before it first.)"""
     folder = library_of(tmp_path / "lib")
     tagged(folder)
-    (folder / "joana.md").unlink()
-    (folder / "joana.md").mkdir()
+    (folder / "bruno.md").unlink()
+    (folder / "bruno.md").mkdir()
     before = files_of(folder)
-    with pytest.raises(Exception, match="joana.md"):
+    with pytest.raises(Exception, match="bruno.md"):
         Library(folder).rename_tag("pricing", "price")
     assert files_of(folder) == before
-    (folder / "joana.md").rmdir()
+    (folder / "bruno.md").rmdir()
     assert len(Library(folder).rename_tag("pricing", "price")) == 3
 
 
