@@ -72,7 +72,8 @@ FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://playe
 # the LLM run, a link to a clip would make ffmpeg run.
 OPENED_BY_LINK = ("/",)
 # What needs no token: the page and its code (they hold nothing of the library).
-WITHOUT_TOKEN = ("/", "/static/")
+PAGE_ITSELF = "/"
+PAGE_CODE = "/static/"
 
 def _policy(frame_ancestors: Sequence[str]) -> str:
     return ("default-src 'self'; "
@@ -100,7 +101,7 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
                            request.method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate"
                            and request.url.path in OPENED_BY_LINK)
         path = request.url.path
-        if not why and not (request.method in ("GET", "HEAD") and (path == "/" or path.startswith("/static/"))) \
+        if not why and not (request.method in ("GET", "HEAD") and (path == PAGE_ITSELF or path.startswith(PAGE_CODE))) \
                 and not door.admits(request.headers.get(TOKEN_HEADER) or request.query_params.get("token")):
             why = "Refused: only the workspace's own page may ask this of it (reload the page, then do it again)."
         if why:
