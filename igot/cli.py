@@ -17,6 +17,7 @@ from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
+from igot.runtime.devices import pick_device
 from igot.search.ask import ASK_LIMIT
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 from igot.search.meaning import MEANING_LIMIT
@@ -37,8 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"igot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="transcribe an interview: a video URL or a local audio/video file")
-    r.add_argument("source", help="YouTube/Vimeo/any yt-dlp URL, a direct media link, or a local file")
+    r = sub.add_parser("run", help="transcribe interviews: video URLs or local audio/video files, one after another")
+    r.add_argument("sources", nargs="+", metavar="source",
+                   help="YouTube/Vimeo/any yt-dlp URL, a direct media link, a local file, or a folder of recordings; "
+                        "several are one queue (the models load once)")
     r.add_argument("--name", help="interview name (default: the video title or file name)")
     r.add_argument("--language", help="language code such as pt or en (default: detected)")
     r.add_argument("--engine", default=DEFAULTS.engine, choices=ENGINE_CHOICES,
@@ -333,7 +336,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 meaning=args.meaning, embedding_model=args.embedding_model, force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
                 drive=not args.no_drive, drive_folder=args.gdoc, voices=args.voices,
             )
-            result = run(args.source, args.out, options)
+            return run_queue(args, options)
     except IgotError as exc:
         hint = f" {NO_DRIVE}" if isinstance(exc, DriveUnchanged) else ""
         print(f"igot: {exc}{hint}", file=sys.stderr)
@@ -353,6 +356,68 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"igot: the Google Doc was not made: {result.drive_problem} The local files are written.", file=sys.stderr)
         return 2
     return 0 if result.transcript.phrases else 3
+
+
+# What a folder given to `igot run` holds that is a recording (by its name; each is checked when read).
+RECORDINGS = {".mp4", ".m4v", ".webm", ".mov", ".mkv", ".ogv", ".avi", ".mp3", ".m4a", ".aac", ".wav", ".flac",
+              ".ogg", ".oga", ".opus", ".weba", ".wma", ".amr", ".3gp"}
+ONE_INTERVIEW = ("name", "names", "video_url")  # options that describe one recording
+
+
+def queued(sources: Sequence[str]) -> list[str]:
+    """The recordings `igot run` was given, in order: a folder stands for the recordings in it (A to Z)."""
+    out: list[str] = []
+    for source in sources:
+        folder = Path(source)
+        if "://" not in source and folder.is_dir():
+            found = sorted(str(p) for p in folder.iterdir() if p.is_file() and p.suffix.lower() in RECORDINGS)
+            if not found:
+                raise IgotError(f"The folder {folder} holds no recording ({', '.join(sorted(RECORDINGS))}).",
+                                "Give the recordings themselves, or the folder they are in.")
+            out += found
+        else:
+            out.append(source)
+    return out
+
+
+def run_queue(args: argparse.Namespace, options: RunOptions) -> int:
+    """`igot run` over one or several sources, one after another, the models loaded once (kept
+    between recordings on a CPU; a GPU frees each after its stage, as one run does). A recording
+    that fails is said in one line and the queue goes on; the end says which failed (exit 2)."""
+    sources = queued(args.sources)
+    if len(sources) > 1:
+        given = [f"--{o.replace('_', '-')}" for o in ONE_INTERVIEW if getattr(args, o)]
+        if given:
+            raise IgotError(f"{', '.join(given)} describe{'s' * (len(given) == 1)} one interview, and {len(sources)} were given.",
+                            "Run those recordings one at a time with it, or leave it out (each is named by its title or file).")
+    models = Models(keep=len(sources) > 1 and pick_device(options.device).startswith("cpu"))
+    failed: list[tuple[str, str]] = []
+    code = 0
+    for n, source in enumerate(sources, 1):
+        if len(sources) > 1:
+            print(f"igot: [{n} of {len(sources)}] {source}", file=sys.stderr)
+        try:
+            result = run(source, args.out, options, models=models)
+        except IgotError as exc:
+            if len(sources) == 1:
+                raise
+            print(f"igot: {source}: {exc}", file=sys.stderr)
+            failed.append((source, str(exc).splitlines()[0]))
+            continue
+        print(summary_line(result))
+        if result.doc and args.gdoc:
+            print(f"Google Doc: {result.doc}")
+        if result.drive_problem:
+            print(f"igot: the Google Doc was not made: {result.drive_problem} The local files are written.", file=sys.stderr)
+            code = 2
+        elif not result.transcript.phrases and len(sources) == 1:
+            code = 3
+    if failed:
+        print(f"igot: {len(failed)} of {len(sources)} recordings failed, the others are in {args.out}:", file=sys.stderr)
+        for source, why in failed:
+            print(f"  {source}: {why}", file=sys.stderr)
+        return 2
+    return code
 
 
 def _prompt(path: Optional[Path]) -> Optional[str]:

