@@ -61,7 +61,7 @@ PAGES = {"index.html", "workspace.css",
          # the page's ES modules: workspace.js, the entry, imports the others (one per view)
          "workspace.js", "state.js", "api.js", "ui.js", "player.js", "playback.js", "pane.js", "highlights.js",
          "selection.js", "question.js", "library.js", "interview.js", "tag.js", "search.js", "ask.js", "themes.js",
-         "corrections.js", "phrasefix.js", "speakers.js"}
+         "corrections.js", "phrasefix.js", "speakers.js", "summary.js"}
 # Where the page may load scripts and frames from: itself, and the YouTube and Vimeo players.
 PLAYERS = "https://www.youtube.com https://s.ytimg.com https://player.vimeo.com"
 FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://player.vimeo.com"

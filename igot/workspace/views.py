@@ -87,6 +87,10 @@ def interview_view(opened: Opened, folder) -> dict:
                      "words": [[round(s.c0), round(s.c1), round(s.start, 3), round(s.end, 3)] for s in spans],
                      "heard": corrections.heard(p)}
                     for p, (text, spans) in zip(t.phrases, words)],
+        # The summary as the exports show it: each point's pieces (a quote nobody said marked) and
+        # the moments it cites, which the page plays.
+        "summary": summary_view(t),
+        "summary_note": export.SUMMARY_NOTE if export.from_model(export.summary_items(t, None)) else "",
         # The researcher's corrections: how many, and the last one (what Undo takes back).
         "corrections": {"count": len(t.edits), "last": t.edits[-1].kind if t.edits else None},
         "highlights": highlights_view(t),
@@ -94,6 +98,18 @@ def interview_view(opened: Opened, folder) -> dict:
                   if opened.path.with_suffix(f".{fmt}").is_file()},
         **colours(),
     }
+
+
+def summary_view(t: Transcript) -> list[dict]:
+    """The interview's summary points: text pieces ([text, is a quote nobody said]) and cited times."""
+    out = []
+    for item in export.summary_items(t, None):
+        if isinstance(item, str):
+            out.append({"pieces": [[clean_text(item), False]], "times": []})
+        else:
+            out.append({"pieces": [[piece, flagged] for piece, flagged in export.point_segments(item)],
+                        "times": [c.time for c in item.citations]})
+    return out
 
 
 def tag_view(interviews: Sequence[Interview], tag: str) -> dict:

@@ -10,6 +10,7 @@ import { goTo, mark, phraseAt, startTicking } from "./playback.js";
 import { offerHighlight } from "./selection.js";
 import { speakersHtml, wireSpeakers } from "./speakers.js";
 import { state } from "./state.js";
+import { summaryHtml, wireSummary } from "./summary.js";
 import { clock, closePopover, esc, setColours, speakerClass, view } from "./ui.js";
 
 export async function showInterview(stem, params) {
@@ -20,6 +21,7 @@ export async function showInterview(stem, params) {
   view.innerHTML = `<div class="interview">
     <aside class="side"><div class="player-box" id="player"></div>
       <div class="facts" id="facts"></div>
+      <div id="summary"></div>
       <h2>Highlights <span class="count" id="hl-count"></span></h2><ul class="hl-list" id="hl-list"></ul>
       <p class="keys"><kbd>Space</kbd> play/pause · <kbd>↑</kbd><kbd>↓</kbd> phrase by phrase · select words to highlight · double-click a phrase to correct it</p>
     </aside>
@@ -30,6 +32,7 @@ export async function showInterview(stem, params) {
   transcript.addEventListener("mouseup", (e) => { if (!e.target.closest(".fix-tools, .who-pick, .editor")) setTimeout(offerHighlight, 0); });
   transcript.addEventListener("keyup", (e) => { if (e.shiftKey && !e.target.closest(".editor")) offerHighlight(); });
   wirePhraseFixes(transcript);
+  wireSummary(view.querySelector("#summary"));
   setRedraw(redraw);
   state.player = await createPlayer(view.querySelector("#player"), playable(data.player));
   if (state.interview !== data) return;  // the user moved on while the player loaded
@@ -46,6 +49,7 @@ function draw(data) {
     <p class="files">${Object.entries(data.files).map(([k, href]) => `<a href="${esc(withToken(href))}" target="_blank" rel="noopener">${k.toUpperCase()}</a>`).join(" ")}</p>`;
   wireFixBar(facts);
   wireSpeakers(facts);
+  view.querySelector("#summary").innerHTML = summaryHtml(data);
   view.querySelector("#transcript").innerHTML = transcriptHtml(data);
   state.phraseEls = [...view.querySelectorAll(".phrase")];
   state.order = data.phrases.map((p, i) => i).sort((a, b) => data.phrases[a].start - data.phrases[b].start);
