@@ -140,7 +140,6 @@ def test_a_file_nested_without_end_is_skipped_not_a_crash(tmp_path):
 
 
 # --- links ------------------------------------------------------------------------------------------
-@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links here")
 def test_a_link_to_an_interview_outside_the_folder_is_neither_listed_nor_searched(folder, tmp_path):
     elsewhere = tmp_path / "private"
     elsewhere.mkdir()
