@@ -17,6 +17,7 @@ from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
+from igot.media.recording import RECORDING_SUFFIXES
 from igot.runtime.devices import pick_device
 from igot.search.ask import ASK_LIMIT
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
@@ -358,9 +359,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0 if result.transcript.phrases else 3
 
 
-# What a folder given to `igot run` holds that is a recording (by its name; each is checked when read).
-RECORDINGS = {".mp4", ".m4v", ".webm", ".mov", ".mkv", ".ogv", ".avi", ".mp3", ".m4a", ".aac", ".wav", ".flac",
-              ".ogg", ".oga", ".opus", ".weba", ".wma", ".amr", ".3gp"}
 ONE_INTERVIEW = ("name", "names", "video_url")  # options that describe one recording
 
 
@@ -370,9 +368,9 @@ def queued(sources: Sequence[str]) -> list[str]:
     for source in sources:
         folder = Path(source)
         if "://" not in source and folder.is_dir():
-            found = sorted(str(p) for p in folder.iterdir() if p.is_file() and p.suffix.lower() in RECORDINGS)
+            found = sorted(str(p) for p in folder.iterdir() if p.is_file() and p.suffix.lower() in RECORDING_SUFFIXES)
             if not found:
-                raise IgotError(f"The folder {folder} holds no recording ({', '.join(sorted(RECORDINGS))}).",
+                raise IgotError(f"The folder {folder} holds no recording ({', '.join(sorted(RECORDING_SUFFIXES))}).",
                                 "Give the recordings themselves, or the folder they are in.")
             out += found
         else:

@@ -18,6 +18,13 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Optional
 
+# Recordings by their names: what the workspace plays in its own player (video or audio), and what
+# `igot run` takes from a folder (those, and other formats ffmpeg reads that a browser does not play).
+VIDEO_SUFFIXES = frozenset({".mp4", ".m4v", ".webm", ".mov", ".mkv", ".ogv"})
+AUDIO_SUFFIXES = frozenset({".mp3", ".m4a", ".aac", ".wav", ".flac", ".ogg", ".oga", ".opus", ".weba"})
+RECORDING_SUFFIXES = VIDEO_SUFFIXES | AUDIO_SUFFIXES | {".avi", ".wma", ".amr", ".3gp"}
+
+
 PROBE_TIMEOUT = 15.0  # seconds for ffprobe: it reads headers only, but a synced Drive file may come slowly
 # How far the file's length may be from the transcript's: ffprobe reads a header, the run decoded
 # the audio; a video's own length may pass its sound's, and an MP3's is estimated from its bit rate.

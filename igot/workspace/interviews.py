@@ -13,13 +13,10 @@ from pathlib import Path
 from typing import Optional
 
 from igot.errors import IgotError
-from igot.media.recording import is_recording
+from igot.media.recording import AUDIO_SUFFIXES, VIDEO_SUFFIXES, is_recording
 from igot.outputs.store import Library, NotFound
 from igot.transcript import Transcript
 
-# What the workspace plays in its own player: a recording the interview names as its source.
-VIDEO_SUFFIXES = {".mp4", ".m4v", ".webm", ".mov", ".mkv", ".ogv"}
-AUDIO_SUFFIXES = {".mp3", ".m4a", ".aac", ".wav", ".flac", ".ogg", ".oga", ".opus", ".weba"}
 
 
 class WorkspaceError(IgotError):
