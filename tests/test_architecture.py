@@ -104,8 +104,10 @@ LAYERS = [
     {"igot.summary"},
     {"igot.outputs"},
     {"igot.search"},  # search by meaning over the library the outputs write
-    {"igot.workspace"},  # the research workspace: over the library the outputs write
     {"igot.pipeline"},
+    # the research workspace: over the library the outputs write, and a driver of the pipeline
+    # (it makes the interviews added from its page, igot.workspace.queue)
+    {"igot.workspace"},
     {"igot.cli", "igot.__main__"},
     {"igot.colab"},
 ]

@@ -40,11 +40,22 @@ def client(folder) -> TestClient:
                       headers={"X-iGot-Token": door.token})
 
 
+def applied(page: dict, answer: dict) -> dict:
+    """The interview page's data once a correction's answer is applied, as the page applies it
+    (static/corrections.js, applied())."""
+    at, removed = answer["replaced"]["at"], answer["replaced"]["removed"]
+    return {**page, **{k: answer[k] for k in ("version", "duration", "speakers", "highlights", "corrections")},
+            "phrases": page["phrases"][:at] + answer["replaced"]["phrases"] + page["phrases"][at + removed:]}
+
+
 def correct(client, **asked) -> dict:
-    version = client.get("/api/interviews/joana").json()["version"]
-    r = client.post("/api/interviews/joana/corrections", json={"version": version, **asked})
+    """The correction made; the page's data as the page then shows it, checked against a reload."""
+    page = client.get("/api/interviews/joana").json()
+    r = client.post("/api/interviews/joana/corrections", json={"version": page["version"], **asked})
     assert r.status_code == 200, r.text
-    return r.json()
+    now = applied(page, r.json())
+    assert now == client.get("/api/interviews/joana").json()  # the answer holds all that changed
+    return now
 
 
 def shown(folder: Path, fmt: str) -> str:
@@ -111,6 +122,29 @@ def test_two_speakers_made_one_by_name_and_a_stale_correction_refused(client, fo
     assert stale.status_code == 409
     page = correct(client, kind="undo")
     assert [s["name"] for s in page["speakers"]] == ["Ana", "Joana"]
+
+
+def test_the_answer_is_what_changed(client):
+    """A correction answers with the phrases it replaced (a split makes two of one, a join one of
+    two), not the whole interview: an hour's is ~0.4 MB."""
+    def answer(**asked) -> dict:
+        version = client.get("/api/interviews/joana").json()["version"]
+        r = client.post("/api/interviews/joana/corrections", json={"version": version, **asked})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def replaced(a: dict) -> tuple:
+        return a["replaced"]["at"], a["replaced"]["removed"], [p["text"] for p in a["replaced"]["phrases"]]
+
+    a = answer(kind="words", phrase=1, text="Honestly the pricing is too high for a small team.")
+    assert replaced(a) == (1, 1, ["Honestly the pricing is too high for a small team."])
+    assert a["corrections"] == {"count": 1, "last": "words"} and a["highlights"][0]["quote"] == "Honestly the pricing is too"
+    assert "title" not in a and "summary" not in a  # what a correction cannot change is not sent again
+    assert replaced(answer(kind="split", phrase=1, word=3)) == (1, 1, ["Honestly the pricing", "is too high for a small team."])
+    assert replaced(answer(kind="join", phrase=1)) == (1, 2, ["Honestly the pricing is too high for a small team."])
+    assert replaced(answer(kind="undo")) == (1, 1, ["Honestly the pricing", "is too high for a small team."])
+    a = answer(kind="names", names={"S2": "Joana Silva"})  # a name alone: no phrase changes
+    assert replaced(a) == (5, 0, []) and [s["name"] for s in a["speakers"]] == ["Ana", "Joana Silva"]
 
 
 @pytest.mark.parametrize("asked, message", [

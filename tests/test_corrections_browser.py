@@ -7,9 +7,11 @@ edited words and the search."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -88,20 +90,54 @@ def focused(locator) -> bool:
     return locator.evaluate("el => el === document.activeElement")
 
 
-def search(page, q: str) -> dict:
-    return page.evaluate("""async (q) => {
+def fetched(page, path: str) -> dict:
+    return page.evaluate("""async (path) => {
       const token = document.querySelector('meta[name="igot-token"]').content;
-      const r = await fetch('api/search?q=' + encodeURIComponent(q), {headers: {'X-iGot-Token': token}});
+      const r = await fetch(path, {headers: {'X-iGot-Token': token}});
       return r.json();
-    }""", q)
+    }""", path)
+
+
+def search(page, q: str) -> dict:
+    return fetched(page, "api/search?q=" + quote(q, safe=""))
+
+
+def drawn(page) -> list:
+    """The transcript as the page shows it: each turn's speaker (None: the phrases before anyone
+    speaks) and its phrases, [number, text, marked as corrected]."""
+    return page.evaluate("""[...document.querySelectorAll('#transcript > div')].map((d) => [
+      d.classList.contains('turn') ? (d.querySelector('.who') ? d.querySelector('.who').textContent : '') : null,
+      [...d.querySelectorAll('.phrase')].map((p) => [Number(p.dataset.i), p.textContent.trim(), p.classList.contains('fixed')])])""")
+
+
+def turns(data: dict) -> list:
+    """The transcript of an interview's page data as drawn (drawn()'s shape): a turn per speaker's
+    phrases one after another; an empty phrase stays in the turn before it."""
+    names = {s["id"]: s["name"] for s in data["speakers"]}
+    out, last = [], None
+    for i, p in enumerate(data["phrases"]):
+        if p["text"] and p["speaker"] != last:
+            out.append([names.get(p["speaker"], ""), []])
+            last = p["speaker"]
+        elif not out:
+            out.append([None, []])
+        out[-1][1].append([i, p["text"], p["heard"] is not None])
+    return out
 
 
 def corrected(page, act) -> dict:
-    """Do `act` (the user's clicks or keys that send a correction); the server's answer."""
+    """Do `act` (the user's clicks or keys that send a correction); the interview as the page then
+    shows it (it patches in the server's answer, what changed), checked against a reload's: its
+    data, and the transcript drawn."""
     with page.expect_response(lambda r: r.url.endswith("/corrections") and r.request.method == "POST") as answer:
         act()
     assert answer.value.status == 200, answer.value.text()
-    return answer.value.json()
+    version = answer.value.json()["version"]
+    wait_for(page, f"igot.interview().version === {json.dumps(version)}")
+    data = page.evaluate("igot.interview()")
+    assert data == fetched(page, "api/interviews/joana")
+    assert drawn(page) == turns(data)
+    return data
 
 
 def check_files(folder: Path, said: list[tuple[str, str, str]], absent: list[str] = ()) -> None:
@@ -273,6 +309,24 @@ def test_words_given_to_another_a_join_and_a_stale_tab(browser, workspace, folde
     page.locator('.phrase[data-i="2"] .fix-more').click()
     corrected(page, lambda: item(page, "Join with next").click())
     assert [p.text for p in saved(folder).phrases][2:4] == ["And the onboarding", "took me a whole week."]
+    # The page patches in what each correction changed, never drawn whole again: after a join, an
+    # undo and a split (the phrases after them numbered anew), a phrase after them is corrected.
+    data = corrected(page, lambda: page.locator(".fix-bar .undo").click())
+    assert [p["text"] for p in data["phrases"]][2:5] == ["And", "the onboarding", "took me a whole week."]
+    drag_select(page, '.phrase[data-i="1"] .w[data-w="3"]', '.phrase[data-i="1"] .w[data-w="4"]')
+    corrected(page, lambda: page.locator(".popover.offer-more button", has_text="Split here").click())
+    page.locator('.phrase[data-i="5"]').dblclick()
+    page.keyboard.press("End")
+    page.keyboard.type(" Really.")
+    data = corrected(page, lambda: page.keyboard.press("Enter"))
+    assert data["phrases"][5]["text"] == "took me a whole week. Really."
+    assert saved(folder).phrases[5].text == "took me a whole week. Really."
+    data = corrected(page, lambda: page.locator(".fix-bar .undo").click())
+    data = corrected(page, lambda: page.locator(".fix-bar .undo").click())
+    assert [p["text"] for p in data["phrases"]][1:3] == ["Honestly the price is too high for a small team.", "And"]
+    page.locator('.phrase[data-i="2"]').hover()
+    page.locator('.phrase[data-i="2"] .fix-more').click()
+    corrected(page, lambda: item(page, "Join with next").click())
     # The keyboard reaches a phrase's tools: Tab from the turn's name to the ✎, Enter opens the
     # editor, Esc closes it.
     page.locator(".turn .who-pick").first.focus()

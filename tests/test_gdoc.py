@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import html
 import json
+import re
 import stat
 import sys
 import time
@@ -534,3 +536,59 @@ def test_no_network_is_one_clear_line(sleeps):
     with pytest.raises(IgotError, match="Could not reach Google Drive.*internet connection"):
         find_folder(service, "Research")
     assert len(sleeps) == RETRIES
+
+
+# --- corrections reach the Doc ------------------------------------------------------------------
+def test_corrections_made_in_the_workspace_reach_the_doc_and_sheets_on_the_next_drive_save(tmp_path):
+    """Issue 39: the workspace saves a correction here only (Drive is not asked on every click);
+    the next save of the interview in Drive (a naming, the notebook, `igot rename`) sends the
+    corrected transcript: the word the researcher typed and not the one the machine heard, the
+    phrase under the speaker it was given to, the names given, in the Doc, the interviews'
+    Sheet, the highlights' Sheet and the kept JSON."""
+    from igot.outputs import corrections, highlights, store
+    from igot.outputs.store import Library
+    from igot.transcript import Transcript
+    from tests.test_drive_repository import DOC_URL, exported, sent_rows
+    from tests.test_highlights import interview
+
+    folder, stem = tmp_path / "library", "joana"
+    t = interview()  # Ana asks, Joana answers: "Honestly the price is too high …", "And the onboarding took me …"
+    t = highlights.with_highlight(t, highlights.new_highlight(t, 4.0, 6.45, ["pricing"]))  # "Honestly the price is too"
+    t.info.update(google_doc=DOC_URL, drive={"folder": RESEARCH, "name": "Interview with Joana"})  # published earlier
+    store.save(t, folder, stem, drive=False)
+
+    lib = Library(folder)
+    for asked in ({"kind": "words", "phrase": 1, "text": "Honestly the pricing is too high for a small team."},
+                  {"kind": "speaker", "phrase": 2, "speaker": "S1"},  # "And the onboarding …" was Ana's
+                  {"kind": "names", "names": {"S1": "Ana Souza", "S2": "Joana Lima"}}):
+        lib.change(stem, lib.open(stem).version, lambda t, asked=asked: corrections.correction(t, asked))
+    corrected = Transcript.load(folder / f"{stem}.json")
+    assert corrected.phrases[1].words[2].heard == "price"  # what the machine heard is kept in the JSON
+
+    found = {"status": "200"}, json.dumps({"files": [{"id": "1keptJson"}]})
+    service, http = drive(
+        ({"status": "200"}, json.dumps({"id": DOC, "trashed": False})), reply("doc-created.json"),  # the Doc
+        reply("files-list-sheet-found.json"), exported(), reply("sheet-created.json"),  # "iGot interviews"
+        reply("files-list-empty.json"), reply("sheet-created.json"),  # "iGot highlights"
+        reply("files-list-found.json"), found, reply("json-created.json"),  # the kept JSON
+    )
+    store.save(corrected, folder, stem, service=service)
+    _, doc, _, _, sheet, _, marks, _, _, kept = http.sent
+
+    page = multipart(doc)[2].decode("ascii")
+    shown = html.unescape(re.sub(r"<[^>]+>", "", page))  # as the Doc reads (highlighted words are spans)
+    turns = [line for line in shown.splitlines() if re.match(r"\S.* \(\d+:\d\d\): ", line)]
+    assert turns == ["Ana Souza (0:00): How much would you pay for this?",
+                     "Joana Lima (0:04): Honestly the pricing is too high for a small team.",
+                     "Ana Souza (0:09): And the onboarding took me a whole week. Tell me more about that week."]
+    assert "price is" not in shown and "Speakers: Ana Souza, Joana Lima" in shown
+    assert "“Honestly the pricing is too” — Joana Lima [0:04]" in shown  # the highlight's quote, read again from the words
+    assert_every_phrase_once_in_order(page, corrected)
+
+    mine = next(r for r in sent_rows(sheet) if r[gdoc.SHEET_COLUMNS.index("Google Doc")] == DOC_URL)
+    assert mine[gdoc.SHEET_COLUMNS.index("Speakers")] == "Ana Souza, Joana Lima"
+    quoted = sent_rows(marks)[1]
+    assert quoted[1] == "Joana Lima" and quoted[4] == "Honestly the pricing is too"
+    drive_copy = Transcript.from_json(kept.body.decode("utf-8"))
+    assert drive_copy.to_dict() == Transcript.load(folder / f"{stem}.json").to_dict()
+    assert [p.speaker for p in drive_copy.phrases] == ["S1", "S2", "S1", "S1"] and len(drive_copy.edits) == 3

@@ -123,6 +123,47 @@ def test_a_change_killed_half_way_is_finished_by_the_next_reader(tmp_path):
     assert not [p for p in folder.iterdir() if p.name.endswith((".tmp", ".old"))]
 
 
+KILLED_AFTER = """
+import os, pathlib, sys
+from igot.outputs import corrections
+from igot.outputs.store import Library
+from igot.runtime import changes
+real = pathlib.Path.unlink
+def unlink(path, missing_ok=False):
+    if path.parent == changes.old_path(pathlib.Path(sys.argv[1]).resolve()):
+        os.kill(os.getpid(), 9)  # the change is made: killed before its old files are removed
+    return real(path, missing_ok)
+pathlib.Path.unlink = unlink
+lib = Library(sys.argv[1])
+lib.change("joana", lib.open("joana").version, lambda t: corrections.corrected(t, 1, "Honestly the pricing is too high."))
+"""
+
+
+def test_a_change_killed_before_its_old_files_are_removed_is_whole(tmp_path, monkeypatch):
+    """The files a change replaces are removed after it is made, by a thread (freeing them is slow
+    on ext4): a kill then leaves the change whole, and the old files in .igot/old, where the next
+    process to take the lock removes them."""
+    folder = library_of(tmp_path / "lib")
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER, str(folder)], capture_output=True, text=True)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert not changes.interrupted(folder)
+    t = Transcript.load(folder / "joana.json")
+    assert t.phrases[1].text == "Honestly the pricing is too high."
+    for fmt in ("html", "md", "srt", "vtt"):  # every export in step with the JSON
+        assert (folder / f"joana.{fmt}").read_text(encoding="utf-8") == export.render_exports(t, [fmt])[fmt], fmt
+    assert "Honestly the pricing is too high." in (folder / "index.html").read_text(encoding="utf-8")
+    assert not [p for p in folder.iterdir() if p.name.endswith((".tmp", ".old"))]
+    left = list(changes.old_path(folder).iterdir())
+    assert len(left) == 6  # the JSON, 4 exports and the library page it replaced
+    with changes.locked(folder):  # within a minute: maybe a live process's, being removed
+        pass
+    assert len(list(changes.old_path(folder).iterdir())) == 6
+    monkeypatch.setattr(changes, "LEFT_OLD", 0.0)
+    with changes.locked(folder):
+        pass
+    assert not list(changes.old_path(folder).iterdir())
+
+
 # --- processes side by side ---------------------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as s:

@@ -240,3 +240,58 @@ def test_a_later_colab_session_recognises_the_voices_kept_in_drive(tmp_path, mon
     assert [p.name for p in load_voices(out).people] == ["Ana"] and "Voices remembered in" in capsys.readouterr().out
     voices_from_drive(f"https://drive.google.com/drive/folders/{NEW_FOLDER}", out)
     assert len(http.sent) == 3  # the second time, nothing asked
+
+
+def test_a_phrase_given_to_another_speaker_moves_its_voice_and_undo_moves_it_back(two_people, models, tmp_path, capsys):
+    """Issue 39: the remembered voices follow a correction of who said what. Half of JFK's
+    sentence given to Linda (a mistake, on purpose) makes her remembered voice hold his speech:
+    more seconds, nearer his voice; undone, both voices are as they were."""
+    from fastapi.testclient import TestClient
+
+    from igot.outputs.store import Library
+    from igot.workspace import server
+    from igot.workspace.guard import Door
+
+    out = tmp_path / "igot-output"
+    result, _ = transcribe_into(out, two_people, models, speakers=2)
+    stem = result.files["json"].stem
+    door = Door(8765)
+    client = TestClient(server.create_app(Library(out), door), base_url="http://127.0.0.1:8765",
+                        headers={"X-iGot-Token": door.token})
+
+    def correct(**asked) -> dict:
+        """The correction made, then the interview as the page reads it."""
+        version = client.get(f"/api/interviews/{stem}").json()["version"]
+        r = client.post(f"/api/interviews/{stem}/corrections", json={"version": version, **asked})
+        assert r.status_code == 200, r.text
+        return client.get(f"/api/interviews/{stem}").json()
+
+    def kept() -> tuple[Heard, Heard]:
+        library = load_voices(out)
+        return library.find("Linda").heard[0], library.find("John").heard[0]
+
+    def listed() -> list[str]:
+        assert main(["voices", "--out", str(out)]) == 0
+        return [line.split(",")[0].strip() for line in capsys.readouterr().out.splitlines()[1:]]
+
+    page = correct(kind="names", names={"S1": "Linda", "S2": "John"})
+    jfk = next(i for i, p in enumerate(page["phrases"]) if p["speaker"] == "S2" and p["text"].startswith("And so my fellow"))
+    linda, john = kept()
+    shown = listed()
+    assert shown == [f"John: {john.seconds:.0f} s of speech", f"Linda: {linda.seconds:.0f} s of speech"]
+
+    # "And so my fellow Americans ask not" given to Linda: its seconds are hers now, not his.
+    page = correct(kind="speaker", phrase=jfk, speaker="S1", first=0, last=6)
+    assert page["phrases"][jfk]["text"].lower() == "and so my fellow americans ask not"
+    assert page["phrases"][jfk]["speaker"] == "S1"
+    mixed, less = kept()
+    assert mixed.seconds >= linda.seconds + 1.5 and less.seconds <= john.seconds - 1.5  # one 1.5 s window at least
+    assert np.dot(mixed.embedding, john.embedding) > np.dot(linda.embedding, john.embedding) + 0.02
+    assert listed() != shown
+
+    page = correct(kind="undo")
+    assert page["phrases"][jfk]["speaker"] == "S2"
+    again, back = kept()
+    assert (again.seconds, back.seconds) == (linda.seconds, john.seconds)
+    assert np.allclose(again.embedding, linda.embedding, atol=1e-4) and np.allclose(back.embedding, john.embedding, atol=1e-4)
+    assert listed() == shown

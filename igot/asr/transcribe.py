@@ -14,11 +14,12 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from igot.asr import glossary as glossary_module
 from igot.asr.whisper_model import BUNDLED_PREFIX, TranscriptionOptions, WhisperModel, check_language
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
@@ -197,9 +198,12 @@ def transcribe(
     vad: bool = True,
     progress: bool = True,
     options: Optional[TranscriptionOptions] = None,
+    glossary: Sequence[str] = (),
 ) -> Transcript:
-    """Transcribe a 16 kHz mono WAV. Phrases are Whisper's segments, each with timed words."""
+    """Transcribe a 16 kHz mono WAV. Phrases are Whisper's segments, each with timed words.
+    `glossary`: names and words Whisper is given, so it writes them as spelled there (igot.asr.glossary)."""
     options = options or TranscriptionOptions()
+    prompt = glossary_module.hotwords(glossary)
     check_language(whisper_model.name, language)
     source = source or Source(title=Path(audio_path).stem, path=str(audio_path))
     # A long recording is read and transcribed piece by piece (cut in silences), so memory stays
@@ -212,7 +216,7 @@ def transcribe(
     detected = language
     for start, end in cuts:
         audio = read_window(audio_path, start, end) if end is not None else load_audio(audio_path)
-        found, detected = _transcribe_audio(whisper_model, audio, language or detected, vad, progress, options)
+        found, detected = _transcribe_audio(whisper_model, audio, language or detected, vad, progress, options, prompt)
         phrases += [_shifted(p, start, end) for p in found] if end is not None else found
         missed += [{"start": round(h["start"] + start, 2), "end": round(h["end"] + start, 2)} for h in _speech_left_out(audio, found)]
     duration = cuts[-1][1] if cuts[-1][1] is not None else len(audio) / SAMPLE_RATE
@@ -225,6 +229,8 @@ def transcribe(
         # Speech the VAD hears that no word covers: said in the run's last line, never silently lost.
         UNTRANSCRIBED: missed,
     }
+    if prompt:
+        info["glossary"] = glossary_module.given_to_whisper(glossary)  # the terms Whisper was given
     return Transcript(source=source, language=language or detected, duration=duration, phrases=phrases, info=info)
 
 
@@ -243,15 +249,17 @@ def _speech_left_out(audio: np.ndarray, phrases: list[Phrase]) -> list[dict]:
         return []
 
 
-def _transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress,
-                      options: TranscriptionOptions) -> tuple[list[Phrase], Optional[str]]:
+def _transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress, options: TranscriptionOptions,
+                      prompt: Optional[str] = None) -> tuple[list[Phrase], Optional[str]]:
+    """`prompt`: the glossary's terms for Whisper (glossary.hotwords), each engine's nearest way of taking them."""
     if wm.engine == "faster-whisper":
-        return _faster_whisper(wm, audio, language, vad, progress, len(audio) / SAMPLE_RATE, wm.windows_per_batch(options))
+        return _faster_whisper(wm, audio, language, vad, progress, len(audio) / SAMPLE_RATE, wm.windows_per_batch(options),
+                               prompt)
     if wm.engine == "transformers":
         from igot.asr import whisper_transformers
 
-        return whisper_transformers.transcribe_audio(wm, audio, language, vad, progress, options)
-    return _openai_whisper(wm, audio, language, vad, progress)
+        return whisper_transformers.transcribe_audio(wm, audio, language, vad, progress, options, prompt)
+    return _openai_whisper(wm, audio, language, vad, progress, prompt)
 
 
 def _shifted(phrase: Phrase, offset: float, limit: float) -> Phrase:
@@ -263,13 +271,16 @@ def _shifted(phrase: Phrase, offset: float, limit: float) -> Phrase:
     return replace(phrase, start=at(phrase.start), end=at(phrase.end), words=words)
 
 
-def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration, batch_size: int):
+def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration, batch_size: int,
+                    hotwords: Optional[str] = None):
     with tqdm(total=round(duration, 1), unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
         if not vad or not (wm.batch_size or is_gpu(wm.device)):
-            return decode_then_time(wm, audio, language, vad, bar)
+            phrases, language = decode_then_time(wm, audio, language, vad, bar, hotwords)
+            return (with_speech_filled(wm, audio, phrases, language) if hotwords else phrases), language
         from faster_whisper import BatchedInferencePipeline
 
-        options = dict(language=language, word_timestamps=True)
+        # hotwords: in the prompt of every 30 s window, batched or not (faster-whisper's get_prompt)
+        options = dict(language=language, word_timestamps=True, hotwords=hotwords)
         # Batched decoding (the fast path) needs VAD to cut the audio into chunks of speech. Its
         # chunks are fixed by the VAD, so word times never move where decoding goes on.
         batched = BatchedInferencePipeline(model=wm.model)
@@ -284,21 +295,37 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
         # own transcribe does), and that version is kept if it leaves less speech out. Both ways
         # can drop speech: what neither covers is decoded once more, alone.
         for start, end in chunks_with_holes(audio, phrases):
-            redone, _ = decode_then_time(wm, audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], language, True, None)
+            redone, _ = decode_then_time(wm, audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)], language, True, None,
+                                         hotwords)
             others = [p for p in phrases if not start <= (p.start + p.end) / 2 < end]
             redone = sorted(others + [_shifted(p, start, end) for p in redone], key=lambda p: p.start)
             if _left_out(audio, redone, start, end) <= _left_out(audio, phrases, start, end):
                 phrases = redone
         holes = untranscribed_speech(audio, phrases)
-        if holes:
+        if holes:  # without the glossary: with it, Whisper stops early more often (with_speech_filled)
             more, _ = batched.transcribe(audio, batch_size=batch_size, clip_timestamps=holes,
-                                         **{**options, "language": language})
+                                         **{**options, "language": language, "hotwords": None})
             phrases = sorted(phrases + _collect(more, None, duration), key=lambda p: p.start)
     return phrases, language
 
 
+def with_speech_filled(wm: WhisperModel, audio: np.ndarray, phrases: list[Phrase], language: Optional[str]) -> list[Phrase]:
+    """`phrases` decoded with the glossary in Whisper's prompt, and the speech they leave without
+    words decoded again without it. Given a glossary, Whisper sometimes ends a window early and a
+    sentence is lost (dev recordings, benchmarks/review_quality.py: 19 terms raised the word error
+    rate of base from 0.063 to 0.201, nearly all of it sentences left out)."""
+    for hole in untranscribed_speech(audio, phrases):
+        start, end = hole["start"], hole["end"]
+        piece = audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)]
+        more, _ = decode_then_time(wm, piece, language, True, None)
+        more = [_shifted(p, start, end) for p in more]
+        if more:
+            phrases = sorted(phrases + more, key=lambda p: p.start)
+    return phrases
+
+
 def decode_then_time(wm: WhisperModel, audio: np.ndarray, language: Optional[str], vad: bool,
-                     bar: Any) -> tuple[list[Phrase], Optional[str]]:
+                     bar: Any, hotwords: Optional[str] = None) -> tuple[list[Phrase], Optional[str]]:
     """faster-whisper's own `transcribe(audio, vad_filter=vad)`, in its own two steps (its VAD
     joins the speech, then it decodes that), without word timestamps: with them it moves to its
     next 30 s window from the last word's time, and a mistimed last word jumps over what was said
@@ -312,7 +339,7 @@ def decode_then_time(wm: WhisperModel, audio: np.ndarray, language: Optional[str
         return [], language  # nothing the VAD calls speech: nothing to decode, as the engine would find
     heard = np.concatenate(collect_chunks(audio, speech)[0]) if speech else audio
     where = SpeechTimestampsMap(speech, SAMPLE_RATE) if speech else None
-    segments, info = wm.model.transcribe(heard, language=language, vad_filter=False)
+    segments, info = wm.model.transcribe(heard, language=language, vad_filter=False, hotwords=hotwords)
     decoded = []
     for seg in segments:
         decoded.append(seg)
@@ -440,8 +467,14 @@ def _collect(segments, bar, duration) -> list[Phrase]:
     return phrases
 
 
-def _openai_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress):
+def _openai_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, prompt: Optional[str] = None):
     options: dict[str, Any] = dict(language=language, word_timestamps=True, fp16=is_gpu(wm.device))
+    if prompt:
+        # openai-whisper has no hotwords: the glossary is its initial prompt, given to every 30 s
+        # window where it can be (carry_initial_prompt, since 20240930), else to the first
+        options["initial_prompt"] = prompt
+        if "carry_initial_prompt" in inspect.signature(wm.model.transcribe).parameters:
+            options["carry_initial_prompt"] = True
     if vad:
         # openai-whisper has no VAD; this is its own guard against text invented in long silences.
         options["hallucination_silence_threshold"] = 2.0

@@ -28,7 +28,9 @@ MAX_NEW_TOKENS = 220  # openai-whisper's limit per 30 s window (half the decoder
 
 
 def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progress,
-                     options: Optional[TranscriptionOptions] = None):
+                     options: Optional[TranscriptionOptions] = None, prompt: Optional[str] = None):
+    """Whisper's phrases of `audio`; `prompt`: the glossary's terms (glossary.hotwords), given to
+    every window as its previous text (transformers' prompt_ids, the nearest to faster-whisper's hotwords)."""
     windows = [(a, b) for a, b in speech_windows(audio, vad) if b > a and np.abs(audio[a:b]).max() >= QUIET]
     if not windows:
         return [], language
@@ -40,7 +42,7 @@ def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progres
         done = 0
         for i in range(0, len(windows), batch_size):
             batch = windows[i:i + batch_size]
-            phrases += _transcribe_windows(wm, audio, batch, language)
+            phrases += _transcribe_windows(wm, audio, batch, language, prompt)
             done += sum(b - a for a, b in batch)
             advance_to(bar, done / SAMPLE_RATE)
     return phrases, language
@@ -97,19 +99,24 @@ def _detect_language(wm: WhisperModel, clip: np.ndarray) -> str:
     return wm.processor.tokenizer.convert_ids_to_tokens(token).strip("<|>")
 
 
-def _transcribe_windows(wm: WhisperModel, audio: np.ndarray, windows, language: str) -> list[Phrase]:
+def _transcribe_windows(wm: WhisperModel, audio: np.ndarray, windows, language: str,
+                        prompt: Optional[str] = None) -> list[Phrase]:
     import torch
     from transformers.modeling_outputs import BaseModelOutput
 
     model = wm.model
     config = model.generation_config
     options = dict(language=language, task="transcribe") if config.is_multilingual else {}
+    if prompt:
+        ids = _prompt_ids(wm, prompt, language)
+        if ids is not None:
+            options["prompt_ids"] = ids
     with torch.inference_mode(), _quiet_transformers():
         encoded = model.model.encoder(_features(wm, [audio[a:b] for a, b in windows])).last_hidden_state
         sequences = model.generate(
             encoder_outputs=BaseModelOutput(last_hidden_state=encoded), return_timestamps=True,
             force_unique_generate_call=True, max_new_tokens=config.max_new_tokens or MAX_NEW_TOKENS, **options)
-        segments = [_segments(row, config) for row in sequences.tolist()]
+        segments = [_segments(_after_prompt(row, config), config) for row in sequences.tolist()]
         tokens = [[t for segment in window for t in segment] for window in segments]
         frames = [min(1500, max(8, -(-(b - a) // FRAME))) for a, b in windows]
         timings = _align(wm, encoded, _prompt(config, language), tokens, frames)
@@ -123,6 +130,15 @@ def _transcribe_windows(wm: WhisperModel, audio: np.ndarray, windows, language: 
             if phrase:
                 phrases.append(phrase)
     return phrases
+
+
+def _prompt_ids(wm: WhisperModel, prompt: str, language: str):
+    """The prompt's tokens (<|startofprev|> and the text), cut to what the decoder has room for
+    beside its start tokens and the tokens it may write (generate refuses more); None: no room."""
+    config = wm.model.generation_config
+    ids = wm.processor.get_prompt_ids(prompt, return_tensors="pt").to(wm.model.device)
+    room = wm.model.config.max_target_positions - (config.max_new_tokens or MAX_NEW_TOKENS) - len(_prompt(config, language))
+    return ids[:room] if room > 1 else None
 
 
 @contextlib.contextmanager
@@ -149,6 +165,12 @@ def _segments(sequence: list[int], config) -> list[list[int]]:
         elif token >= first_timestamp and segments[-1]:
             segments.append([])
     return [s for s in segments if s]
+
+
+def _after_prompt(sequence: list[int], config) -> list[int]:
+    """The tokens generate wrote: given prompt_ids, it returns them first, up to <|startoftranscript|>."""
+    start = config.decoder_start_token_id
+    return sequence[sequence.index(start) + 1:] if start in sequence else sequence
 
 
 def _prompt(config, language: str) -> list[int]:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from operator import attrgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 from urllib.parse import urlsplit
@@ -25,7 +26,7 @@ from igot.outputs import highlights as marks
 from igot.outputs.spans import Span, even_spans, word_spans
 from igot.runtime import changes
 from igot.text import clean_text, format_clock
-from igot.transcript import Highlight, Phrase, SummaryPoint, Transcript
+from igot.transcript import Highlight, Phrase, SummaryPoint, Transcript, Word
 
 FORMATS = ("json", "html", "md", "srt", "vtt")  # each is also the file extension
 SHOW_HIGHLIGHTS = ("json", "html", "md")  # the formats a change of highlights alone changes
@@ -125,9 +126,10 @@ class Paragraph:
         return self.phrases[0].start
 
 
-def speaker_turns(t: Transcript) -> list[Paragraph]:
-    """The transcript as paragraphs, one per speaker turn; empty phrases left out."""
-    ids = t.speaker_ids()
+def speaker_turns(t: Transcript, ids: Optional[list[str]] = None) -> list[Paragraph]:
+    """The transcript as paragraphs, one per speaker turn; empty phrases left out. `ids`:
+    t.speaker_ids(), when already read (it reads every phrase)."""
+    ids = t.speaker_ids() if ids is None else ids
     turns: list[Paragraph] = []
     for p in t.phrases:
         if not p.text.strip():  # what clean_text would make empty, without making it
@@ -152,7 +154,8 @@ class Facts:
     speakers: list[tuple[int, str]]  # (colour, name) of each speaker who says something, in order
 
 
-def header_facts(t: Transcript) -> Facts:
+def header_facts(t: Transcript, ids: Optional[list[str]] = None) -> Facts:
+    """`ids`: t.speaker_ids(), when already read (it reads every phrase)."""
     video = safe_link(t.source.url)
     spoken = {p.speaker for p in t.phrases if p.text.strip()}
     return Facts(
@@ -161,9 +164,27 @@ def header_facts(t: Transcript) -> Facts:
         file=_file_name(t.source.path) if t.source.path and not video else None,
         language=t.language,
         duration=t.length(),
-        speakers=[(i, _label(t, s)) for i, s in enumerate(t.speaker_ids()) if s in spoken and _label(t, s)],
+        speakers=[(i, _label(t, s)) for i, s in enumerate(t.speaker_ids() if ids is None else ids)
+                  if s in spoken and _label(t, s)],
     )
 
+
+@dataclass
+class Layout:
+    """What the HTML and the Markdown pages both read of a transcript (each reads every phrase):
+    made once when both are written (a correction in the workspace writes both for an hour)."""
+
+    ids: list[str]  # t.speaker_ids()
+    facts: Facts
+    turns: list[Paragraph]
+    index: dict[int, int]  # each phrase's place, by id()
+    runs: dict[int, list[tuple[int, int, list[Highlight]]]]  # highlights.marked()
+
+
+def laid_out(t: Transcript) -> Layout:
+    ids = t.speaker_ids()
+    return Layout(ids, header_facts(t, ids), speaker_turns(t, ids), {id(p): i for i, p in enumerate(t.phrases)},
+                  marks.marked(t))
 
 
 def facts_line(facts: Facts, text: Callable[[str], str], link: Callable[[str], str],
@@ -272,13 +293,13 @@ def highlight_link(t: Transcript, h: Highlight) -> Optional[str]:
     return safe_link(link_at(t.source.url, t.source.kind, h.start))
 
 
-def _html_highlights(t: Transcript) -> str:
-    """The Highlights section: every highlight under each of its tags, with who said it and when."""
+def _html_highlights(t: Transcript, ids: list[str]) -> str:
+    """The Highlights section: every highlight under each of its tags, with who said it and when;
+    `ids`: t.speaker_ids()."""
     groups = marks.by_tag(t)
     if not groups:
         return ""
     e = html.escape
-    ids = t.speaker_ids()
     out = ['<section class="highlights">', "<h2>Highlights</h2>"]
     for tag, items in groups:
         out.append(f'<h3>{e(tag)} <span class="count">{len(items)}</span></h3>\n<ul>')
@@ -318,21 +339,21 @@ def _html_point(item: Union[str, SummaryPoint]) -> str:
     return f"{text} {' '.join(times)}"
 
 
-def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
+def to_html(t: Transcript, *, summary: Optional[Summary] = None, layout: Optional[Layout] = None) -> str:
     """A standalone page (no external files) to read, share or print.
 
-    `summary`: what the Summary section shows; None shows the transcript's own summary."""
+    `summary`: what the Summary section shows; None shows the transcript's own summary. `layout`:
+    laid_out(t), when already made."""
     e = html.escape
-    facts = header_facts(t)
+    layout = layout or laid_out(t)
+    ids, facts, index, runs = layout.ids, layout.facts, layout.index, layout.runs
     title = facts.title
 
     meta = facts_line(facts, e, lambda url: f'<a href="{e(url)}" target="_blank" rel="noopener">Open the video</a>',
                       lambda i, name: f'<span class="who s{i}">{e(name)}</span>')
 
     body = []
-    index = {id(p): i for i, p in enumerate(t.phrases)}
-    runs = marks.marked(t)
-    for turn in speaker_turns(t):
+    for turn in layout.turns:
         head = (f'<b class="who">{e(turn.name)}</b>' if turn.name else "") + f'<span class="time">{format_clock(turn.start)}</span>'
         phrases = " ".join(_html_phrase(p, index[id(p)], runs.get(index[id(p)], ())) for p in turn.phrases)
         body.append(
@@ -351,12 +372,12 @@ def to_html(t: Transcript, *, summary: Optional[Summary] = None) -> str:
 
     # One rule per speaker: colour and border style, the same in the turns and the speaker list.
     speaker_css = "\n".join(
-        f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(t.speaker_ids()))
+        f".s{i} {{ --c: {PALETTE[i % len(PALETTE)]}; --b: {BORDERS[i % len(BORDERS)]}; }}" for i in range(len(ids))
     )
     checked = " Click any phrase to check it in the recording." if any(safe_link(p.link) for p in t.phrases) else ""
     sep = ' <span aria-hidden="true">·</span> '
     return TRANSCRIPT_PAGE.format(lang=e(t.language or "und"), title=e(title), css=CSS + speaker_css,
-                                  meta=sep.join(meta), summary=summary_html, highlights=_html_highlights(t),
+                                  meta=sep.join(meta), summary=summary_html, highlights=_html_highlights(t, ids),
                                   body="\n".join(body), checked=checked)
 
 
@@ -428,9 +449,10 @@ def _md_point(item: Union[str, SummaryPoint]) -> str:
     return re.sub(r"^(\d+)([.)])", r"\1\\\2", re.sub(r"^([+-])", r"\\\1", line))
 
 
-def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
-    """The same page as the HTML, for notes tools and wikis."""
-    facts = header_facts(t)
+def to_markdown(t: Transcript, *, summary: Optional[Summary] = None, layout: Optional[Layout] = None) -> str:
+    """The same page as the HTML, for notes tools and wikis. `layout`: laid_out(t), when already made."""
+    layout = layout or laid_out(t)
+    facts, index, runs = layout.facts, layout.index, layout.runs
     title = md_text(facts.title)
     meta = facts_line(facts, md_text, lambda url: f"[Open the video]({md_url(url)})",
                       lambda _, name: md_text(name))
@@ -445,9 +467,7 @@ def to_markdown(t: Transcript, *, summary: Optional[Summary] = None) -> str:
         out += ["", f"_{SUMMARY_NOTE}_", ""] if from_model(points) else [""]
     out += _md_highlights(t)
     out += ["## Transcript", ""]
-    turns = speaker_turns(t)
-    index = {id(p): i for i, p in enumerate(t.phrases)}
-    runs = marks.marked(t)
+    turns = layout.turns
     for turn in turns:
         clock = format_clock(turn.start)
         head = f"**{md_text(turn.name)}** ({clock}):" if turn.name else f"**{clock}**"
@@ -466,12 +486,8 @@ class Cue:
     text: str
 
 
-def _split_phrase(p: Phrase, text: str, max_seconds: float, max_chars: int) -> list[tuple[float, float, str]]:
-    """A phrase as (start, end, text) cues: several when it's too long to read at once."""
-    start, end = p.start, max(p.end, p.start)
-    if end - start <= max_seconds and len(text) <= max_chars:
-        return [(start, end, text)]
-    spans = word_spans(text, p.words) or even_spans(text, start, end)
+def _cut(text: str, start: float, end: float, spans: list[Span], max_seconds: float, max_chars: int) -> list[tuple[float, float, str]]:
+    """A long phrase's text cut into cues at its words (`spans`)."""
     # Only cut between words: "don" + "'t" are two Whisper words but one word on screen.
     if " " in text:
         joined: list[Span] = []
@@ -512,18 +528,48 @@ def _split_phrase(p: Phrase, text: str, max_seconds: float, max_chars: int) -> l
     return [(times[i], times[i + 1], text[cuts[i]:cuts[i + 1]].strip()) for i in range(len(pieces))]
 
 
+# A phrase's cues are cut once and kept (as _plain_html_phrase): a correction in the workspace
+# writes the subtitles of its whole interview again, and an hour has ~1,500 phrases (the cuts and
+# the cue lines were ~30 ms of the hour's two subtitle files; ~3 ms kept). The keys are everything
+# the cutting reads: a phrase's text and times, and its words' when it is cut by them.
+@lru_cache(maxsize=PHRASES_KEPT)
+def _short_cues(text: str, start: float, end: float, max_seconds: float, max_chars: int) -> Optional[tuple]:
+    """The phrase's one cue as ((start ms, end ms, text),), () when it says nothing, or None when it
+    is too long to read at once (then its words cut it: _long_cues)."""
+    text = clean_text(text)
+    if not text:
+        return ()
+    end = max(end, start)
+    if end - start <= max_seconds and len(text) <= max_chars:
+        return ((_ms(start), _ms(end), text),)
+    return None
+
+
+@lru_cache(maxsize=PHRASES_KEPT)
+def _long_cues(text: str, start: float, end: float, words: tuple, max_seconds: float, max_chars: int) -> tuple:
+    """A long phrase's cues as ((start ms, end ms, text), ...); `words`: (text, start, end) of each."""
+    text = clean_text(text)
+    end = max(end, start)
+    spans = word_spans(text, [Word(*w) for w in words]) or even_spans(text, start, end)
+    return tuple((_ms(a), _ms(b), piece) for a, b, piece in _cut(text, start, end, spans, max_seconds, max_chars))
+
+
+_WORD_KEY = attrgetter("text", "start", "end")  # what cutting a phrase reads of its words
+
+
 def subtitle_cues(t: Transcript, max_seconds: float = MAX_CUE_SECONDS, max_chars: int = MAX_CUE_CHARS) -> list[Cue]:
     """Cues in order, never overlapping or going back in time, whatever the phrase times say."""
     cues: list[Cue] = []
+    labels = {s: _label(t, s) for s in t.speaker_ids()}
     prev_end = 0
     for p in t.phrases:
-        text = clean_text(p.text)
-        if not text:
-            continue
-        for start, end, piece in _split_phrase(p, text, max_seconds, max_chars):
-            s = max(_ms(start), prev_end)
-            e = max(_ms(end), s + MIN_CUE_MS)
-            cues.append(Cue(s / 1000, e / 1000, _label(t, p.speaker), piece))
+        pieces = _short_cues(p.text, p.start, p.end, max_seconds, max_chars)
+        if pieces is None:
+            pieces = _long_cues(p.text, p.start, p.end, tuple(map(_WORD_KEY, p.words)), max_seconds, max_chars)
+        for start, end, piece in pieces:
+            s = start if start > prev_end else prev_end
+            e = end if end > s + MIN_CUE_MS else s + MIN_CUE_MS
+            cues.append(Cue(s / 1000, e / 1000, labels[p.speaker], piece))
             prev_end = e
     return cues
 
@@ -533,49 +579,73 @@ def _cues_or_notice(t: Transcript) -> list[Cue]:
     return subtitle_cues(t) or [Cue(0.0, min(t.length(), 5.0) or 5.0, "", f"[{NO_SPEECH}]")]
 
 
-def _cue_line(c: Cue) -> str:
-    line = f"{c.speaker}: {c.text}" if c.speaker else c.text
+def _cue_line(speaker: str, text: str) -> str:
+    line = f"{speaker}: {text}" if speaker else text
     return line.replace("-->", "->")  # the one sequence that would end the cue early
+
+
+# A cue's lines are written once and kept, as its cutting (_short_cues).
+@lru_cache(maxsize=PHRASES_KEPT)
+def _srt_cue(start: float, end: float, speaker: str, text: str) -> str:
+    return f"{format_srt_time(start)} --> {format_srt_time(end)}\n{_cue_line(speaker, text)}\n"
 
 
 def to_srt(t: Transcript, cues: Optional[list[Cue]] = None) -> str:
     """SubRip subtitles: one cue per phrase (long ones split), 'Name: text'. `cues`: the
     transcript's, when already made (the VTT's are the same)."""
-    return "\n".join(
-        f"{i}\n{format_srt_time(c.start)} --> {format_srt_time(c.end)}\n{_cue_line(c)}\n"
-        for i, c in enumerate(cues if cues is not None else _cues_or_notice(t), 1)
-    )
+    return "\n".join(f"{i}\n{_srt_cue(c.start, c.end, c.speaker, c.text)}"
+                     for i, c in enumerate(cues if cues is not None else _cues_or_notice(t), 1))
 
 
 def _vtt_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+@lru_cache(maxsize=PHRASES_KEPT)
+def _vtt_cue(start: float, end: float, speaker: str, text: str) -> str:
+    voice = f"<v {_vtt_escape(speaker)}>" if speaker else ""
+    return f"{format_vtt_time(start)} --> {format_vtt_time(end)}\n{voice}{_vtt_escape(_cue_line(speaker, text))}\n"
+
+
 def to_vtt(t: Transcript, cues: Optional[list[Cue]] = None) -> str:
     """WebVTT subtitles: like the SRT, with a <v Name> voice tag players can style."""
-    blocks = ["WEBVTT\n"]
-    for c in cues if cues is not None else _cues_or_notice(t):
-        voice = f"<v {_vtt_escape(c.speaker)}>" if c.speaker else ""
-        blocks.append(f"{format_vtt_time(c.start)} --> {format_vtt_time(c.end)}\n{voice}{_vtt_escape(_cue_line(c))}\n")
-    return "\n".join(blocks)
+    return "\n".join(["WEBVTT\n", *(_vtt_cue(c.start, c.end, c.speaker, c.text)
+                                     for c in (cues if cues is not None else _cues_or_notice(t)))])
 
 
 # --- files ------------------------------------------------------------------------------------
 def render_exports(t: Transcript, formats: Iterable[str] = FORMATS, *, summary: Optional[Summary] = None) -> dict[str, str]:
     """Each format's text, {format: text}; nothing written. `summary` as in write_exports."""
+    return dict(rendered(t, formats, summary=summary))
+
+
+def rendered(t: Transcript, formats: Iterable[str] = FORMATS, *, summary: Optional[Summary] = None) -> Iterator[tuple[str, str]]:
+    """(format, text) of each format, each made when reached: a change (igot.runtime.changes)
+    writes one to disk while the next is made. `summary` as in write_exports."""
     formats = [formats] if isinstance(formats, str) else list(dict.fromkeys(formats))
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise IgotError(f"Unknown export format: {', '.join(unknown)}.", f"Choose from {', '.join(FORMATS)}.")
-    cues = _cues_or_notice(t) if "srt" in formats and "vtt" in formats else None  # made once for both
+
+    cues: list[Cue] = []  # made once for both subtitles, when first needed
+    layouts: list[Layout] = []  # and once for both pages
+
+    def subtitles() -> list[Cue]:
+        cues[:] = cues or _cues_or_notice(t)
+        return cues
+
+    def layout() -> Layout:
+        layouts[:] = layouts or [laid_out(t)]
+        return layouts[0]
+
     render = {
         "json": t.to_json,
-        "html": lambda: to_html(t, summary=summary),
-        "md": lambda: to_markdown(t, summary=summary),
-        "srt": lambda: to_srt(t, cues),
-        "vtt": lambda: to_vtt(t, cues),
+        "html": lambda: to_html(t, summary=summary, layout=layout()),
+        "md": lambda: to_markdown(t, summary=summary, layout=layout()),
+        "srt": lambda: to_srt(t, subtitles()),
+        "vtt": lambda: to_vtt(t, subtitles()),
     }
-    return {fmt: render[fmt]() for fmt in formats}
+    return ((fmt, render[fmt]()) for fmt in formats)
 
 
 def export_paths(out_dir: Path, stem: str, formats: Iterable[str]) -> dict[str, Path]:
@@ -586,10 +656,11 @@ def export_paths(out_dir: Path, stem: str, formats: Iterable[str]) -> dict[str, 
 
 
 @contextmanager
-def staged(texts: Mapping[Path, str], folder: Optional[Path] = None) -> Iterator[None]:
+def staged(texts: Union[Mapping[Path, str], Iterable[tuple[Path, str]]], folder: Optional[Path] = None) -> Iterator[None]:
     """Write every text beside its file, then, when the block ends without an error, put them
-    all in place at once; if writing or the block fails, none is. `folder`: the library they
-    belong to: then under its lock, and whole even if the process is killed half way
+    all in place at once; if writing or the block fails, none is. `texts`: {path: text}, or
+    (path, text) pairs made one by one (each is written while the next is made). `folder`: the
+    library they belong to: then under its lock, and whole even if the process is killed half way
     (igot.runtime.changes)."""
     change = changes.Change(folder, texts)
     try:

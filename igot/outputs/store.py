@@ -26,12 +26,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
+from igot.asr import glossary as glossary_module
 from igot.speakers import voices as voices_module
 from igot.errors import IgotError
 from igot.outputs import export, highlights, library
 from igot.runtime import changes
+from igot.text import without_controls
 from igot.transcript import Transcript
 
 # What a transcript keeps from the file it replaces: where its Doc is, and when it was made.
@@ -102,10 +104,16 @@ def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Option
     try:
         # A change of highlights alone writes only the files that show them: the subtitles stay as
         # they are, and so does the library page (rebuilding it reads every interview: ~0.8 s with 200).
-        texts, marks_only = exports_of(t, before, paths)
-        if not marks_only or not (folder / library.INDEX).is_file():
-            texts[folder / library.INDEX] = library.library_page(folder, {paths["json"]: t}, known)
-        with export.staged(texts, folder):
+        exports, marks_only = exports_of(t, before, paths)
+
+        def texts() -> Iterator[tuple[Path, str]]:
+            # Each is made while those before it are written: the largest first (the library page),
+            # so that what is left to write when the last is made is small.
+            if not marks_only or not (folder / library.INDEX).is_file():
+                yield folder / library.INDEX, library.library_page(folder, {paths["json"]: t}, known)
+            yield from exports
+
+        with export.staged(texts(), folder):
             if where is not None:
                 gdoc.put_repository(service, t, where, stem)
                 remembered = _voices_to_drive(service, where.folder, folder, remembered)
@@ -126,13 +134,13 @@ def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Option
     return Saved(t, paths, folder / library.INDEX, where.doc if where else None)
 
 
-def exports_of(t: Transcript, before: Optional[Transcript], paths: dict[str, Path]) -> tuple[dict[Path, str], bool]:
-    """The files a change of `before` into `t` rewrites ({path: text}), and whether only its
-    highlights changed: then the subtitles stay as they are, and so does the library page
-    (rebuilding it reads every interview: ~0.8 s with 200)."""
+def exports_of(t: Transcript, before: Optional[Transcript], paths: dict[str, Path]) -> tuple[Iterator[tuple[Path, str]], bool]:
+    """The files a change of `before` into `t` rewrites ((path, text), each made when reached), and
+    whether only its highlights changed: then the subtitles stay as they are, and so does the
+    library page (rebuilding it reads every interview: ~0.8 s with 200)."""
     marks_only = before is not None and replace(before, highlights=None) == replace(t, highlights=None)
     formats = [f for f in export.FORMATS if not marks_only or f in export.SHOW_HIGHLIGHTS or not paths[f].is_file()]
-    return {paths[fmt]: text for fmt, text in export.render_exports(t, formats).items()}, marks_only
+    return ((paths[fmt], text) for fmt, text in export.rendered(t, formats)), marks_only
 
 
 def _voices_to_drive(service: Any, folder_id: str, folder: Path,
@@ -368,3 +376,215 @@ class Library:
         """Tag `old` called `new` in every interview (joined with `new` where both are on one
         highlight), all or nothing; the stems changed."""
         return self.change_all(lambda t: highlights.tags_renamed(t, old, new))
+
+    # --- the glossary (igot.asr.glossary): OUT/glossary.txt, one term per line ---------------------
+    def kept_glossary(self) -> "KeptGlossary":
+        """The glossary as its file is now, with its version (a hash of the file; no file: no
+        terms). The file may be written by anyone: one iGot cannot read (a link, too large, not
+        UTF-8, a control character) has no terms and says why, and a save replaces it."""
+        path = self.folder / glossary_module.FILE
+        name = f"file {path}"
+        if path.is_symlink():
+            return KeptGlossary([], version_of(os.fsencode(os.readlink(path))), f"The glossary {name} is a link.")
+        try:
+            with open(path, "rb") as f:
+                data = f.read(glossary_module.MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return KeptGlossary([], version_of(b""))
+        except OSError as err:
+            return KeptGlossary([], version_of(b""), f"The glossary {name} cannot be read ({err.strerror or err}).")
+        try:
+            return KeptGlossary(glossary_module.from_bytes(data, name), version_of(data))
+        except IgotError as err:
+            return KeptGlossary([], version_of(data), err.problem)
+
+    def glossary(self) -> list[str]:
+        """The glossary's terms; LibraryError when its file cannot be read."""
+        kept = self.kept_glossary()
+        if kept.problem:
+            raise LibraryError(kept.problem, GLOSSARY_FIX)
+        return kept.terms
+
+    def set_glossary(self, terms: object, version: object) -> "KeptGlossary":
+        """The glossary made `terms` (checked: glossary_module.checked), when its file is still at
+        `version`; Stale when it changed since. No terms: the file is removed."""
+        if not isinstance(version, str) or not version:
+            raise LibraryError("The change does not say which version of the glossary it was made on.", RELOAD)
+        try:
+            checked = glossary_module.checked(terms, "as saved") if isinstance(terms, list) else None
+        except IgotError as err:
+            raise LibraryError(err.problem, err.fix) from None
+        if checked is None:
+            raise LibraryError("The glossary must be sent as a list of terms.", RELOAD)
+        path = self.folder / glossary_module.FILE
+        try:
+            with self.locked():
+                if version != self.kept_glossary().version:
+                    raise Stale("The glossary changed since this page read it (in another tab, or igot run --glossary "
+                                "meanwhile?): nothing was changed.", RELOAD)
+                changes.Change(self.folder, {path: glossary_module.file_text(checked) if checked else None}).commit()
+                return self.kept_glossary()
+        except OSError as err:
+            raise CannotWrite(f"Could not write the glossary {path} ({err.strerror or err}): nothing was changed.",
+                              "Check that the disk has room and the folder can be written to, then do it again.") from None
+
+    def add_to_glossary(self, terms: list[str]) -> list[str]:
+        """`terms` added to the glossary, after those it has (a term it has keeps its spelling):
+        all of them, as kept."""
+        with self.locked():
+            kept = self.kept_glossary()
+            if kept.problem:
+                raise LibraryError(f"{kept.problem} Nothing was added to it.", GLOSSARY_FIX)
+            both = glossary_module.merged(kept.terms, terms, f"file {self.folder / glossary_module.FILE} with the terms given")
+            return self.set_glossary(both, kept.version).terms if both != kept.terms else kept.terms
+
+    # --- the summary prompt (igot.summary.summarize): OUT/summary-prompt.txt ---------------------
+    def kept_prompt(self) -> "KeptPrompt":
+        """The library's summary prompt as its file is now, with its version (a hash of the file;
+        no file: text "", the default). The file may be written by anyone: one iGot cannot use (a
+        link, too large, not UTF-8, a control character, no {transcript}) has no text and says why,
+        and a save replaces it."""
+        path = self.folder / PROMPT_FILE
+        name = f"file {path}"
+        if path.is_symlink():
+            return KeptPrompt("", version_of(os.fsencode(os.readlink(path))), f"The summary prompt {name} is a link.")
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_PROMPT_BYTES + 1)  # no further: the file may be anything
+        except FileNotFoundError:
+            return KeptPrompt("", version_of(b""))
+        except OSError as err:
+            return KeptPrompt("", version_of(b""), f"The summary prompt {name} cannot be read ({err.strerror or err}).")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            return KeptPrompt("", version_of(data), f"The summary prompt {name} is not UTF-8 text (byte {err.start}).")
+        try:
+            return KeptPrompt(checked_prompt(text, name), version_of(data))
+        except IgotError as err:
+            return KeptPrompt("", version_of(data), err.problem)
+
+    def prompt_at(self, version: object) -> str:
+        """The prompt the library's summaries are written with (its own, else iGot's default), when
+        its file is still at `version`; Stale when it changed since, LibraryError when it cannot be used."""
+        from igot.summary.summarize import DEFAULT_PROMPT  # here: ~80 ms to import, for the prompt alone
+
+        if not isinstance(version, str) or not version:
+            raise LibraryError("The request does not say which version of the summary prompt it was made with.", RELOAD)
+        kept = self.kept_prompt()
+        if version != kept.version:
+            raise Stale("The summary prompt changed since this page read it (in another tab?): nothing was changed.", RELOAD)
+        if kept.problem:
+            raise LibraryError(kept.problem, PROMPT_FIX)
+        return kept.text or DEFAULT_PROMPT
+
+    def set_prompt(self, text: object, version: object) -> "KeptPrompt":
+        """The library's summary prompt made `text` (checked: checked_prompt), when its file is
+        still at `version`; Stale when it changed since. Empty, or the default itself: the file is
+        removed, and the default is used."""
+        if not isinstance(version, str) or not version:
+            raise LibraryError("The change does not say which version of the summary prompt it was made on.", RELOAD)
+        if not isinstance(text, str):
+            raise LibraryError("The summary prompt must be sent as text.", RELOAD)
+        try:
+            checked = checked_prompt(text, "as saved")
+        except IgotError as err:
+            raise LibraryError(err.problem, err.fix) from None
+        path = self.folder / PROMPT_FILE
+        try:
+            with self.locked():
+                if version != self.kept_prompt().version:
+                    raise Stale("The summary prompt changed since this page read it (in another tab?): nothing was changed.",
+                                RELOAD)
+                changes.Change(self.folder, {path: checked or None}).commit()
+                return self.kept_prompt()
+        except OSError as err:
+            raise CannotWrite(f"Could not write the summary prompt {path} ({err.strerror or err}): nothing was changed.",
+                              "Check that the disk has room and the folder can be written to, then do it again.") from None
+
+    # --- an interview's summary written again (the workspace: igot.workspace.models) ---------------
+    def opened_at(self, stem: str, version: object) -> Opened:
+        """Interview `stem` as its file is now, when that is still `version`; Stale otherwise. A
+        long job made from it (a summary written again) is refused before it starts, not after."""
+        if not isinstance(version, str) or not version:
+            raise LibraryError("The change does not say which version of the interview it was made on.", RELOAD)
+        now = self.open(stem)
+        if version != now.version:
+            raise Stale(f"Interview '{now.transcript.source.title}' changed since this page read it "
+                        "(in another tab or window?): nothing was changed.", RELOAD)
+        return now
+
+    def keep_summary(self, stem: str, read: Transcript, written: Transcript) -> Opened:
+        """The summary of `written`, made from `read`, saved into interview `stem` through the one
+        save, so that every export shows it. A change made meanwhile to what the summary does not
+        read (a highlight) is kept; one to what it reads (the phrases, the speakers' names, the
+        title, the language) refuses it, since its points cite phrases by their place."""
+        def make(t: Transcript) -> Transcript:
+            if _summary_reads(t) != _summary_reads(read):
+                raise Stale(f"Interview '{t.source.title}' was corrected while its summary was written: "
+                            "the new summary was not kept.", "Reload the page, then redo the summary.")
+            how = {"summary": written.info["summary"]} if "summary" in written.info else {}  # model, chunks, seconds
+            return replace(t, summary=written.summary, info={**t.info, **how})
+
+        with self.locked():  # no change between the version read and the one named
+            return self.change(stem, self.open(stem).version, make)
+
+
+GLOSSARY_FIX = (f"Save the glossary again in the workspace's Glossary page, or correct or delete the file "
+                f"{glossary_module.FILE} in the library folder (one term per line, UTF-8 text).")
+
+
+@dataclass
+class KeptGlossary:
+    """The library's glossary as its file is now, and the version a change must name."""
+
+    terms: list[str]
+    version: str
+    problem: Optional[str] = None  # why the file cannot be read (then no terms)
+
+
+PROMPT_FILE = "summary-prompt.txt"  # in the library folder: the prompt its summaries are written with
+# A prompt, not a document: the transcript must fit beside it in the model's context (16 kB is
+# ~4,000 tokens, half of the 8,192 a summary call reads; the default prompt is under 1 kB).
+MAX_PROMPT_BYTES = 16 * 1024
+PROMPT_FIX = (f"Save the prompt again from an interview's Redo the summary in the workspace, or correct or delete "
+              f"the file {PROMPT_FILE} in the library folder (UTF-8 text with {{transcript}} in it).")
+
+
+def checked_prompt(text: str, what: str) -> str:
+    """A summary prompt as kept: "" (the default) when it is empty or the default itself; else at
+    most MAX_PROMPT_BYTES, no control character but line breaks and tabs, with {transcript} in it.
+    IgotError naming `what` otherwise."""
+    from igot.summary.summarize import DEFAULT_PROMPT, check_prompt  # here: ~80 ms to import, for the prompt alone
+
+    text = text.replace("\r\n", "\n")
+    size = len(text.encode("utf-8", "replace"))
+    if size > MAX_PROMPT_BYTES:
+        raise IgotError(f"The summary prompt ({what}) is {size} bytes long, over {MAX_PROMPT_BYTES // 1024} kB.",
+                        "Shorten it: the transcript must fit beside it in the language model's context.")
+    bad = next((i for i, c in enumerate(text) if without_controls(c, keep="\n\t") != c or "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:  # a lone surrogate too: no file can hold it
+        raise IgotError(f"The summary prompt ({what}) holds a control character (U+{ord(text[bad]):04X}, "
+                        f"character {bad + 1}).", "Remove it: a prompt is plain text, with line breaks and tabs.")
+    if not text.strip() or text.strip() == DEFAULT_PROMPT.strip():
+        return ""
+    try:
+        check_prompt(text)
+    except IgotError as err:  # said with where the prompt is
+        raise IgotError(f"The summary prompt ({what}) has no {{transcript}} placeholder, so the model would never see "
+                        "the interview.", err.fix) from None
+    return text
+
+
+def _summary_reads(t: Transcript) -> tuple:
+    """What a summary is written from (igot.summary.summarize fills its prompt with these)."""
+    return t.phrases, t.speakers, t.source.title, t.language
+
+
+@dataclass
+class KeptPrompt:
+    """The library's summary prompt as its file is now, and the version a change must name."""
+
+    text: str  # "": none kept, iGot's default is used
+    version: str
+    problem: Optional[str] = None  # why the file cannot be used (then no text)

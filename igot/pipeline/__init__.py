@@ -70,7 +70,7 @@ def run(
 def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models, log) -> RunContext:
     """The run's plan (every option checked, every choice made) and its work folder, once the source is known to exist."""
     access = hub.Hub()
-    plan = make_plan(options, log, access)  # before any long work: a wrong option should not cost a transcription
+    plan = make_plan(options, log, access, library=out_dir)  # before any long work: a wrong option should not cost a transcription
     if not source.is_url(source_text) and not Path(source_text).expanduser().exists():
         raise IgotError(f"File not found: '{source_text}'.", "Check the path, or give a video URL.")
     work = work_dir_for(source_text, out_dir)
@@ -88,7 +88,8 @@ def summarise(result: RunResult, options: RunOptions, models: Optional[Models] =
     speakers are named): kept in the run's work folder, reused when nothing it reads changed,
     skipped with one line when its model cannot be had."""
     options = replace(options, summary=True)
-    plan = make_plan(options, log)
+    saved = result.files.get("json")
+    plan = make_plan(options, log, library=saved.parent if saved is not None else None)  # the library's prompt
     work = result.audio.parent if result.audio is not None else Path(".")
     ctx = RunContext(options, plan, models or Models(), hub.Hub(), log, work)
     return stages.summary(ctx, result.transcript)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
 
-from igot.asr import transcribe
+from igot.asr import glossary, transcribe
 from igot.asr.whisper_model import check_language
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
@@ -61,6 +61,10 @@ class RunOptions:
     # Voices remembered in this library (igot.speakers.voices): recognise them, and remember the voices of
     # the speakers named. False: neither, for this run.
     voices: bool = True
+    # Names and words Whisper is given so that it writes them as spelled here (igot.asr.glossary):
+    # a list, or text with commas or one term per line. None: the library's glossary (OUT/glossary.txt)
+    # when it has one. (`igot run --glossary` adds its terms to the library's and gives the run both.)
+    glossary: Union[Sequence[str], str, None] = None
 
 
 def check_options(options: RunOptions) -> None:
@@ -93,6 +97,8 @@ def check_options(options: RunOptions) -> None:
         video_kind_and_url(options.video_url)
     if options.summary and options.prompt:
         summarize.check_prompt(options.prompt)
+    if options.glossary is not None:
+        glossary.checked(options.glossary, "the run's glossary")
 
 
 def device_index(device: str) -> tuple[str, int]:

@@ -1,15 +1,17 @@
 """The run's plan: every choice the options leave to the computer, resolved once before any work
 (device and GPU, Whisper model, engine and precision, word timing, punctuation, speaker detection,
-summary model, the stages to do). Stage keys, time-left estimates, logs and the JSON's info read
-the plan; nothing decides a choice again later."""
+summary model, the stages to do, the glossary Whisper is given). Stage keys, time-left estimates,
+logs and the JSON's info read the plan; nothing decides a choice again later."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from igot.asr import transcribe
+from igot.asr import glossary, transcribe
 from igot.errors import IgotError
+from igot.outputs.store import Library
 from igot.pipeline.options import RunOptions, check_options, device_index
 from igot.runtime import hub, pace
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
@@ -42,6 +44,11 @@ class Plan:
     embedding_model: Optional[str]  # None: no meaning index
     speakers_beside: bool  # speaker detection in its own thread beside the transcription
     stages: tuple[str, ...]  # the timed stages after the audio, in order (pace.STAGES)
+    glossary: tuple[str, ...] = ()  # the terms Whisper is given (igot.asr.glossary), the options' or the library's
+    # The summary's prompt: the options' (--prompt-file), else the library's (OUT/summary-prompt.txt,
+    # kept by the workspace's Redo the summary); None: iGot's default. Not in info(): the summary's
+    # key holds its hash.
+    summary_prompt: Optional[str] = None
 
     @property
     def torch_device(self) -> str:
@@ -50,13 +57,14 @@ class Plan:
 
     def info(self) -> dict:
         """What the interview's JSON keeps of the plan (info["plan"])."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and k != "summary_prompt"}
 
 
 def make_plan(options: RunOptions, log: Callable[[str], None] = lambda m: None, access: Optional[hub.Hub] = None,
-              gpus: Optional[Sequence[float]] = None) -> Plan:
+              gpus: Optional[Sequence[float]] = None, library: Optional[Path] = None) -> Plan:
     """The plan for these options on this computer. `gpus`: the memory of each of its GPUs in GiB
-    (None: asked of torch). Every option is checked first: a wrong one costs no work."""
+    (None: asked of torch); `library`: the output folder, whose glossary and summary prompt the
+    run uses when the options give none. Every option is checked first: a wrong one costs no work."""
     check_options(options)
     kind, index = device_index(options.device)
     memory = gpu_memory() if gpus is None else list(gpus)
@@ -82,7 +90,34 @@ def make_plan(options: RunOptions, log: Callable[[str], None] = lambda m: None, 
         speakers_beside=(kind == "cuda" and memory[index] >= BesideOptions().gpu_gib) if options.speakers_beside is None
         else options.speakers_beside,
         stages=tuple(stages),
+        glossary=pick_glossary(options, library, log),
+        summary_prompt=pick_prompt(options, library, log),
     )
+
+
+def pick_glossary(options: RunOptions, library: Optional[Path], log: Callable[[str], None]) -> tuple[str, ...]:
+    """The options' glossary, else the library's. A glossary file that cannot be read costs the
+    glossary, never the run (said in one line)."""
+    if options.glossary is not None:
+        return tuple(glossary.checked(options.glossary, "the run's glossary"))
+    if library is None:
+        return ()
+    try:
+        return tuple(Library(library).glossary())
+    except IgotError as err:
+        log(f"Glossary: not given to Whisper this time: {err}")
+        return ()
+
+
+def pick_prompt(options: RunOptions, library: Optional[Path], log: Callable[[str], None]) -> Optional[str]:
+    """The options' summary prompt, else the library's; None: iGot's default. A prompt file that
+    cannot be used costs the library's prompt, never the run (said in one line)."""
+    if options.prompt or not options.summary or library is None:
+        return options.prompt or None
+    kept = Library(library).kept_prompt()
+    if kept.problem:
+        log(f"Summary: written with iGot's default prompt this time: {kept.problem}")
+    return kept.text or None
 
 
 def gpu_memory() -> list[float]:

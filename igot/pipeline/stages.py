@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from igot.asr import transcribe
+from igot.asr import glossary, transcribe
 from igot.asr.whisper_model import WhisperModel
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
@@ -22,7 +22,7 @@ from igot.pipeline.options import check_speaker_count
 from igot.runtime import hub
 from igot.runtime.files import write_atomic
 from igot.search import embed
-from igot.speakers import diarize, phrases, voices
+from igot.speakers import diarize, phrase_voices, phrases, voices
 from igot.text import format_clock
 from igot.transcript import Diarization, Source, SpeakerTurn, Transcript
 
@@ -87,8 +87,10 @@ def transcription_key(ctx: RunContext) -> dict:
     plan = ctx.plan
     # "words": how words get their times; transcriptions kept before 2026-11-26 came from decoding
     # that seeks on word times, which can skip a sentence
-    return {"engine": plan.engine, "model": plan.whisper_model, "precision": plan.precision,
-            "language": ctx.options.language, "vad": ctx.options.vad, "words": "timed after decoding"}
+    key = {"engine": plan.engine, "model": plan.whisper_model, "precision": plan.precision,
+           "language": ctx.options.language, "vad": ctx.options.vad, "words": "timed after decoding"}
+    given = glossary.hotwords(plan.glossary)
+    return {**key, "glossary": given} if given else key  # without one, transcriptions kept before stay good
 
 
 def transcription(ctx: RunContext, wav: Path, src: Source, whisper_loaded: Callable[[], None]) -> Transcript:
@@ -96,10 +98,14 @@ def transcription(ctx: RunContext, wav: Path, src: Source, whisper_loaded: Calla
     plan = ctx.plan
 
     def make() -> Transcript:
-        ctx.log(f"Transcription: Whisper {plan.whisper_model} ({plan.engine}, {plan.precision}, {plan.torch_device})")
+        given, terms = len(glossary.given_to_whisper(plan.glossary)), len(plan.glossary)
+        told = ("" if not given else f", given the glossary ({terms} term{'s' * (terms != 1)})" if given == terms
+                else f", given the glossary's first {given} terms of {terms} (Whisper's prompt is short)")
+        ctx.log(f"Transcription: Whisper {plan.whisper_model} ({plan.engine}, {plan.precision}, {plan.torch_device}){told}")
         whisper = _whisper(ctx)
         whisper_loaded()
-        done = transcribe.transcribe(wav, whisper, src, ctx.options.language, ctx.options.vad, ctx.options.progress)
+        done = transcribe.transcribe(wav, whisper, src, ctx.options.language, ctx.options.vad, ctx.options.progress,
+                                     glossary=plan.glossary)
         ctx.models.done_with("whisper")
         return done
 
@@ -246,7 +252,8 @@ def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[Spe
 def words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[SpeakerTurn], wav: Path,
                       out_dir: Path) -> tuple[Transcript, Optional[voices.VoiceWindows]]:
     """Each word to its speaker, sentence by sentence; each speaker's voice windows (kept for
-    naming them later); remembered voices recognised; the names given; every phrase linked."""
+    naming them later); remembered voices recognised; the names given; each phrase's voice against
+    the speakers' (Phrase.voices, for the Review list); every phrase linked."""
     t = voices.with_audio(phrases.assign_speakers(replace(t, source=src), turns), wav, out_dir)
     windows = speaker_voices(ctx, t, wav) if ctx.options.voices else None
     if windows is not None:
@@ -257,6 +264,11 @@ def words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[S
     names = phrases.parse_names(ctx.options.names) if isinstance(ctx.options.names, str) else ctx.options.names
     if names:
         t = phrases.name_speakers(t, names)
+    if len(t.speakers) > 1 and phrase_voices.available():  # after naming: a name may join two speakers
+        try:
+            t = phrase_voices.measure(t, wav, ctx.models.diarizer(ctx.plan.device), windows)
+        except Exception as err:  # noqa: BLE001  the check only feeds the Review list: it never costs the run
+            ctx.log(f"Phrase voices: not checked this time ({type(err).__name__}: {err})")
     return phrases.add_links(t), windows
 
 
@@ -300,7 +312,7 @@ def summary(ctx: RunContext, t: Transcript, prompt: Optional[str] = None) -> Tra
 
     if "summary" not in ctx.plan.stages or not t.phrases:
         return t
-    prompt = prompt or ctx.options.prompt or summarize.DEFAULT_PROMPT
+    prompt = prompt or ctx.plan.summary_prompt or summarize.DEFAULT_PROMPT
     summarize.check_prompt(prompt)
     name = ctx.plan.llm_model
 

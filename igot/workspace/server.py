@@ -24,18 +24,23 @@ from urllib.parse import quote
 
 import orjson
 
+from igot.asr import glossary
 from igot.errors import IgotError, install_hint
-from igot.outputs import corrections, highlights
+from igot.outputs import corrections, highlights, review
 from igot.search import ask
+from igot.summary.summarize import DEFAULT_PROMPT
 from igot.speakers import voices
 from igot.workspace import clips
+from igot.workspace import review as review_page
 from igot.workspace import tags as tags_module
 from igot.workspace import views
-from igot.outputs.export import FORMATS
+from igot.outputs.export import FORMATS, SUMMARY_NOTE
 from igot.outputs.store import Library, NotFound
+from igot.pipeline import RunOptions
 from igot.workspace.guard import Door, inside
 from igot.workspace.interviews import WorkspaceError, recording
 from igot.workspace.models import Models
+from igot.workspace.queue import MAX_CHUNK, Queue
 from igot.workspace.themes import Themes
 
 try:
@@ -61,7 +66,8 @@ PAGES = {"index.html", "workspace.css",
          # the page's ES modules: workspace.js, the entry, imports the others (one per view)
          "workspace.js", "state.js", "api.js", "ui.js", "player.js", "playback.js", "pane.js", "highlights.js",
          "selection.js", "question.js", "library.js", "interview.js", "tag.js", "search.js", "ask.js", "themes.js",
-         "corrections.js", "phrasefix.js", "speakers.js", "summary.js"}
+         "corrections.js", "phrasefix.js", "speakers.js", "summary.js", "glossary.js", "review.js",
+         "add.js"}
 # Where the page may load scripts and frames from: itself, and the YouTube and Vimeo players.
 PLAYERS = "https://www.youtube.com https://s.ytimg.com https://player.vimeo.com"
 FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://player.vimeo.com"
@@ -87,13 +93,17 @@ def page_file(name: str) -> Path:
     return Path(str(resources.files("igot.workspace").joinpath(STATIC, name)))
 
 
-def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), models: Optional[Models] = None) -> FastAPI:
+def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), models: Optional[Models] = None,
+               queue: Optional[Queue] = None) -> FastAPI:
     """The workspace over `lib`, answering only requests that `door` lets in; `models`: those of
-    search by meaning, Ask and Themes (loaded when first needed)."""
+    search by meaning, Ask and Themes (loaded when first needed); `queue`: the recordings being
+    made into interviews (igot.workspace.queue)."""
     app = FastAPI(title="iGot workspace", docs_url=None, redoc_url=None, openapi_url=None)
     policy = _policy(frame_ancestors)
     models = models or Models(lib.folder)
     boards = Themes(lib.folder)
+    left_counts = review_page.LeftCounts(lib)
+    queue = queue or Queue(lib)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:
@@ -106,7 +116,8 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
             why = "Refused: only the workspace's own page may ask this of it (reload the page, then do it again)."
         if why:
             return PlainTextResponse(why + "\n", status_code=403)
-        if request.method in ("POST", "PATCH", "PUT"):
+        upload = request.method == "PUT" and path.startswith("/api/queue/") and path.endswith("/file")  # its route checks it
+        if request.method in ("POST", "PATCH", "PUT") and not upload:
             if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
                 return _error(415, "Refused: a change must be sent as JSON (Content-Type: application/json).")
             length = request.headers.get("content-length", "")
@@ -142,6 +153,11 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
     @app.get("/api/library")
     async def library_data() -> Response:
         return JSONResponse(await run_in_threadpool(lambda: views.library_view(*lib.listing())))
+
+    @app.get("/api/review/left")
+    async def review_left() -> Response:
+        # asked by the library page after it is drawn: the first count of a large library takes a while
+        return JSONResponse(await run_in_threadpool(lambda: left_counts.counts(lib.listing()[0])))
 
     @app.get("/api/interviews/{stem}")
     async def interview(stem: str) -> Response:
@@ -191,13 +207,37 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
     @app.post("/api/interviews/{stem}/corrections")
     async def correct(stem: str, request: Request) -> Response:
         body = await _body(request)
-        naming = body.get("kind") in ("names", "undo")
+        # Who said what, or the names, changed: the voices remembered from this interview follow.
+        naming = body.get("kind") in ("names", "speaker", "join", "undo")
+        read: dict[str, Any] = {}
+
+        def make(t):
+            read["before"] = t
+            return corrections.correction(t, body)
+
         opened = await run_in_threadpool(
-            lib.change, stem, body.get("version"), lambda t: corrections.correction(t, body),
-            (lambda t: voices.after_naming(t, lib.folder, stem)) if naming else None)
-        # The phrases' meaning vectors follow after the answer: the corrected phrases alone.
-        return JSONResponse(views.interview_view(opened, lib.folder),
+            lib.change, stem, body.get("version"), make,
+            (lambda t: voices.after_naming(t, lib.folder, stem, replaces=read["before"])) if naming else None)
+        # The answer is what changed, which the page patches in; the phrases' meaning vectors follow
+        # after it: the corrected phrases alone.
+        return JSONResponse(views.correction_view(read["before"], opened),
                             background=BackgroundTask(models.keep_vectors_in_step, opened.path, opened.transcript))
+
+    # --- review: the doubtful parts, each fixed (a correction) or accepted -------------------------
+    @app.get("/api/interviews/{stem}/review")
+    async def review_list(stem: str) -> Response:
+        return JSONResponse(await run_in_threadpool(lambda: review_page.review_view(lib.open(stem), lib.kept_glossary().terms)))
+
+    @app.post("/api/interviews/{stem}/review")
+    async def review_accept(stem: str, request: Request) -> Response:
+        body = await _body(request)
+
+        def accept() -> dict:
+            glossary = lib.kept_glossary().terms
+            opened = lib.change(stem, body.get("version"), lambda t: review.accepted(t, body.get("accept"), glossary))
+            return review_page.review_view(opened, glossary)
+
+        return JSONResponse(await run_in_threadpool(accept))
 
     # --- clips (ffmpeg) ---------------------------------------------------------------------
     @app.get("/api/interviews/{stem}/highlights/{highlight_id}/clip")
@@ -302,6 +342,65 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
 
         return JSONResponse(await run_in_threadpool(move))
 
+    # --- glossary: the library's names and words, given to Whisper on the next runs -------------
+    def glossary_view(kept) -> dict:  # with how many of its terms Whisper is given (its prompt is short)
+        return {**asdict(kept), "given": len(glossary.given_to_whisper(kept.terms))}
+
+    @app.get("/api/glossary")
+    async def glossary_data() -> Response:
+        return JSONResponse(glossary_view(await run_in_threadpool(lib.kept_glossary)))
+
+    @app.put("/api/glossary")
+    async def save_glossary(request: Request) -> Response:
+        body = await _body(request)
+        return JSONResponse(glossary_view(await run_in_threadpool(lib.set_glossary, body.get("terms"), body.get("version"))))
+
+    # --- summary: the library's prompt, and an interview's summary written again with it --------------
+    @app.get("/api/summary-prompt")
+    async def summary_prompt() -> Response:
+        return JSONResponse({**asdict(await run_in_threadpool(lib.kept_prompt)), "default": DEFAULT_PROMPT})
+
+    @app.put("/api/summary-prompt")
+    async def save_summary_prompt(request: Request) -> Response:
+        body = await _body(request)
+        kept = await run_in_threadpool(lib.set_prompt, body.get("text"), body.get("version"))
+        return JSONResponse({**asdict(kept), "default": DEFAULT_PROMPT})
+
+    @app.post("/api/interviews/{stem}/summary")
+    async def redo_summary(stem: str, request: Request) -> Response:
+        body = await _body(request)
+
+        def redo() -> dict:
+            # Minutes on a CPU: every check that can refuse it is made before the model writes.
+            with models.writing_summary():
+                prompt = lib.prompt_at(body.get("prompt_version"))
+                before = lib.opened_at(stem, body.get("version"))
+                written = models.summary(before.transcript, prompt)
+                opened = lib.keep_summary(stem, before.transcript, written)
+            shown = views.summary_view(opened.transcript)
+            return {"version": opened.version, "summary": shown, "summary_note": SUMMARY_NOTE if shown else ""}
+
+        return JSONResponse(await run_in_threadpool(redo))
+
+    # --- adding interviews: recordings (files or links) queued, made one after another ---------------
+    @app.get("/api/queue")
+    async def queue_list() -> Response:
+        return JSONResponse({"jobs": await run_in_threadpool(queue.listing)})
+
+    @app.post("/api/queue")
+    async def queue_add(request: Request) -> Response:
+        body = await _body(request)
+        return JSONResponse({"jobs": await run_in_threadpool(queue.add, body)}, status_code=201)
+
+    @app.put("/api/queue/{job_id}/file")
+    async def queue_file(job_id: str, request: Request, offset: int = 0, last: bool = False) -> Response:
+        data = await _chunk(request)
+        return JSONResponse(await run_in_threadpool(queue.receive, job_id, offset, data, last))
+
+    @app.post("/api/queue/{job_id}/cancel")
+    async def queue_cancel(job_id: str) -> Response:
+        return JSONResponse(await run_in_threadpool(queue.cancel, job_id))
+
     return app
 
 
@@ -359,6 +458,27 @@ async def _body(request: Request) -> dict:
     return body
 
 
+async def _chunk(request: Request) -> bytes:
+    """A piece of a recording the page uploads: raw bytes (no form, so no extra library), at most
+    MAX_CHUNK of them, refused before they are read when announced longer."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/octet-stream":
+        raise Unsupported("Refused: a recording must be sent as its bytes (Content-Type: application/octet-stream).",
+                          "Add it from the workspace page.")
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_CHUNK:
+        raise TooLarge(f"The piece of recording is {int(length)} bytes long.", f"Send at most {MAX_CHUNK} bytes at a time.")
+    data = bytearray()
+    async for piece in request.stream():
+        data += piece
+        if len(data) > MAX_CHUNK:
+            raise TooLarge(f"The piece of recording is over {MAX_CHUNK} bytes long.", f"Send at most {MAX_CHUNK} bytes at a time.")
+    return bytes(data)
+
+
+class Unsupported(WorkspaceError):
+    status = 415
+
+
 def export_file(lib: Library, name: str) -> Optional[Path]:
     """The file /files/`name` names, when it is one of iGot's own files in the library: an export
     of an interview the library lists (NAME.html, .md, .json, .srt, .vtt), by its real path."""
@@ -387,10 +507,13 @@ class Running:
     server: Any
     thread: threading.Thread
     token: str  # what a request other than the page's own must carry (header X-iGot-Token, or ?token=)
+    queue: Optional[Queue] = None  # the recordings being added: stopped with the server
 
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+        if self.queue is not None:
+            self.queue.close()
 
 
 def bind(port: int) -> socket.socket:
@@ -410,36 +533,40 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def _server(lib: Library, door: Door, frame_ancestors: Sequence[str], models: Optional[Models] = None) -> Any:
-    app = create_app(lib, door, frame_ancestors, models)
+def _server(lib: Library, door: Door, frame_ancestors: Sequence[str], models: Optional[Models] = None,
+            queue: Optional[Queue] = None) -> Any:
+    app = create_app(lib, door, frame_ancestors, models, queue)
     config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="off")
     return uvicorn.Server(config)
 
 
 def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_ancestors: Sequence[str] = (),
           sock: Optional[socket.socket] = None, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
-          use_llm: bool = True, answer_tokens: Optional[int] = None, llm: Any = None) -> Running:
+          use_llm: bool = True, answer_tokens: Optional[int] = None, llm: Any = None,
+          run_options: Optional[RunOptions] = None) -> Running:
     """Serve the library in `folder` from a thread; returns once it answers. `llm`: an LLM already
-    loaded, for Ask's answers (else `llm_model` is loaded when first asked)."""
+    loaded, for Ask's answers (else `llm_model` is loaded when first asked); `run_options`: what
+    the recordings added from the page are made with (the defaults of `igot run` unless given)."""
     lib = Library(folder)
     sock = sock or bind(port)
     port = sock.getsockname()[1]
     door = Door(port, tuple(origins))
+    queue = Queue(lib, run_options)
     server = _server(lib, door, frame_ancestors, Models(lib.folder, embedding_model, llm_model, use_llm, "cpu",
-                                                       answer_tokens or ask.MAX_NEW_TOKENS, llm))
+                                                       answer_tokens or ask.MAX_NEW_TOKENS, llm), queue)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="igot-workspace")
     thread.start()
     while not server.started and thread.is_alive():
         threading.Event().wait(0.02)
     if not thread.is_alive():
         raise IgotError(f"The workspace could not start on port {port}.", "Try another port (--port).")
-    return Running(f"http://127.0.0.1:{port}/", port, server, thread, door.token)
+    return Running(f"http://127.0.0.1:{port}/", port, server, thread, door.token, queue)
 
 
 def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = True,
           log: Callable[[str], None] = print, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
-          use_llm: bool = True, device: str = "auto") -> None:
-    """`igot serve`: serve until Ctrl+C."""
+          use_llm: bool = True, device: str = "auto", run_options: Optional[RunOptions] = None) -> None:
+    """`igot serve`: serve until Ctrl+C. `run_options`: what recordings added from the page are made with."""
     folder = Path(folder)
     if not folder.is_dir():
         raise IgotError(f"No library folder {folder}.", "Give the folder iGot wrote the interviews to (--out).")
@@ -451,7 +578,8 @@ def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = Tru
         log(f"igot: {s.line()}")
     log(f"Workspace: {len(interviews)} interview{'s' * (len(interviews) != 1)} in {lib.folder}, at {url} "
         "(only this computer can open it; Ctrl+C stops it)")
-    server = _server(lib, Door(sock.getsockname()[1]), (), Models(lib.folder, embedding_model, llm_model, use_llm, device))
+    server = _server(lib, Door(sock.getsockname()[1]), (), Models(lib.folder, embedding_model, llm_model, use_llm, device),
+                     Queue(lib, run_options, log))
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
     server.run(sockets=[sock])

@@ -3,7 +3,7 @@ interview with its player, a tag's quotes, search hits. Made from the library al
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Optional, Sequence
 from urllib.parse import quote
@@ -15,7 +15,7 @@ from igot.search.ask import Answer, Moment
 from igot.search.meaning import Only
 from igot.search.words import Hit, search_names
 from igot.text import clean_text
-from igot.transcript import Highlight, Transcript
+from igot.transcript import Highlight, Phrase, Transcript
 from igot.workspace import tags as tags_module
 from igot.outputs.store import Opened
 from igot.workspace.interviews import is_video, media_file
@@ -75,29 +75,71 @@ def interview_view(opened: Opened, folder) -> dict:
     """An interview page: its facts, player, speakers, phrases with each word's place and time
     (what a selection is turned into times with), and highlights."""
     t = opened.transcript
-    ids = t.speaker_ids()
-    words = highlights.phrase_words(t)
     return {
         "stem": opened.stem, "version": opened.version, "title": clean_text(t.source.title) or opened.stem,
         "language": t.language or "", "duration": t.length(), "created": t.info.get("created", ""),
         "player": player_of(opened, folder),
-        "speakers": [{"id": s, "name": t.speaker_name(s) if (t.speakers or s) else "", "colour": i}
-                     for i, s in enumerate(ids)],
-        "phrases": [{"speaker": p.speaker, "start": p.start, "end": p.end, "text": text,
-                     "words": [[round(s.c0), round(s.c1), round(s.start, 3), round(s.end, 3)] for s in spans],
-                     "heard": corrections.heard(p)}
-                    for p, (text, spans) in zip(t.phrases, words)],
+        "speakers": speakers_view(t),
+        "phrases": phrases_view(t),
         # The summary as the exports show it: each point's pieces (a quote nobody said marked) and
         # the moments it cites, which the page plays.
         "summary": summary_view(t),
         "summary_note": export.SUMMARY_NOTE if export.from_model(export.summary_items(t, None)) else "",
-        # The researcher's corrections: how many, and the last one (what Undo takes back).
-        "corrections": {"count": len(t.edits), "last": t.edits[-1].kind if t.edits else None},
+        "corrections": corrections_view(t),
         "highlights": highlights_view(t),
         "files": {fmt: f"files/{quote(opened.stem)}.{fmt}" for fmt in ("html", "md", "json")
                   if opened.path.with_suffix(f".{fmt}").is_file()},
         **colours(),
     }
+
+
+def speakers_view(t: Transcript) -> list[dict]:
+    """The interview's speakers: id, the name every page shows, and colour (their place)."""
+    return [{"id": s, "name": t.speaker_name(s) if (t.speakers or s) else "", "colour": i}
+            for i, s in enumerate(t.speaker_ids())]
+
+
+def phrases_view(t: Transcript, start: int = 0, stop: Optional[int] = None) -> list[dict]:
+    """Phrases start:stop with each word's place and time (what a selection is turned into times
+    with), and what the machine heard where the researcher corrected them."""
+    phrases = t.phrases[start:stop]
+    words = highlights.phrase_words(replace(t, phrases=phrases))
+    return [{"speaker": p.speaker, "start": p.start, "end": p.end, "text": text,
+             "words": [[round(s.c0), round(s.c1), round(s.start, 3), round(s.end, 3)] for s in spans],
+             "heard": corrections.heard(p)}
+            for p, (text, spans) in zip(phrases, words)]
+
+
+def corrections_view(t: Transcript) -> dict:
+    """The researcher's corrections: how many, and the last one (what Undo takes back)."""
+    return {"count": len(t.edits), "last": t.edits[-1].kind if t.edits else None}
+
+
+def correction_view(before: Transcript, opened: Opened) -> dict:
+    """A correction's answer: what it changed of the interview's page (interview_view), for the page
+    to patch what it shows. `replaced`: the page's phrases from `at`, `removed` of them, are now
+    `phrases` (a split or a join changes their number; a merge of speakers, most of them); the
+    speakers, highlights (their quotes follow the words) and corrections whole, and the version the
+    next change names. The whole view of an hour was ~0.4 MB and ~0.2 s to make and send."""
+    t = opened.transcript
+    at, removed, added = changed_phrases(before.phrases, t.phrases)
+    return {"version": opened.version, "duration": t.length(),
+            "replaced": {"at": at, "removed": removed, "phrases": phrases_view(t, at, at + added)},
+            "speakers": speakers_view(t), "highlights": highlights_view(t), "corrections": corrections_view(t)}
+
+
+def changed_phrases(before: Sequence[Phrase], after: Sequence[Phrase]) -> tuple[int, int, int]:
+    """(at, removed, added): `after` is `before` with before[at:at + removed] replaced by
+    after[at:at + added], the phrases around them unchanged (a correction keeps those very objects)."""
+    same = lambda a, b: a is b or a == b  # noqa: E731
+    n = min(len(before), len(after))
+    at = 0
+    while at < n and same(before[at], after[at]):
+        at += 1
+    tail = 0
+    while tail < n - at and same(before[-1 - tail], after[-1 - tail]):
+        tail += 1
+    return at, len(before) - at - tail, len(after) - at - tail
 
 
 def summary_view(t: Transcript) -> list[dict]:

@@ -1,6 +1,7 @@
 // Corrections to what the machine got wrong (issue 39): each is sent to the server, which answers
-// with the whole interview again; the page is drawn anew from that answer (the player left as it
-// is). Also here, the interview header's part: Undo, and "Show what the machine heard".
+// with what it changed (views.correction_view: the phrases replaced, the speakers, highlights and
+// corrections); the page patches what it shows (the player left as it is). Also here, the
+// interview header's part: Undo, and "Show what the machine heard".
 import { api } from "./api.js";
 import { reload, state } from "./state.js";
 import { esc, toast } from "./ui.js";
@@ -14,25 +15,34 @@ const UNDOES = {
   names: "the speakers' names",
 };
 
-let redraw = () => {};  // interview.js draws the page from an answer (no import of it: it imports us)
+let redraw = () => {};  // interview.js draws what an answer changed (no import of it: it imports us)
 let busy = false;       // one correction at a time: each names the version the last one made
 let showHeard = false;  // the header's toggle, kept while the page is redrawn
 
 export function setRedraw(fn) { redraw = fn; }
 export function heardShown() { return showHeard; }
 
-// Send one correction ({kind, ...}, see igot/outputs/corrections.py); the answer is drawn, and
-// `said` toasted. Returns the new view, or null when refused (the error is toasted: a 409 offers
-// to reload the page).
+// The interview as the page shows it (api/interviews/STEM) once a correction's `answer` is applied.
+export function applied(data, answer) {
+  const { at, removed, phrases } = answer.replaced;
+  return { ...data, version: answer.version, duration: answer.duration, speakers: answer.speakers,
+    highlights: answer.highlights, corrections: answer.corrections,
+    phrases: data.phrases.slice(0, at).concat(phrases, data.phrases.slice(at + removed)) };
+}
+
+// Send one correction ({kind, ...}, see igot/outputs/corrections.py); what it changed is drawn,
+// and `said` toasted. Returns the interview as the page now shows it, or null when refused (the
+// error is toasted: a 409 offers to reload the page).
 export async function correct(asked, said) {
   const data = state.interview;
   if (!data || busy) return null;
   busy = true;
   try {
-    const next = await api(`api/interviews/${encodeURIComponent(data.stem)}/corrections`,
+    const answer = await api(`api/interviews/${encodeURIComponent(data.stem)}/corrections`,
       { method: "POST", body: { ...asked, version: data.version } });
     if (state.interview !== data) return null;  // the user moved on while it was saved
-    redraw(next);
+    const next = applied(data, answer);
+    redraw(next, answer.replaced);
     if (said) toast(said);
     return next;
   } catch (err) {

@@ -1,12 +1,13 @@
 // An interview's page (#/interview/STEM?t=SECONDS): its player and facts, its highlights, and
 // its transcript, where a click plays a phrase, a selection of words is highlighted, and a phrase
-// is corrected (phrasefix.js). After a correction the page is drawn again around its player.
+// is corrected (phrasefix.js). After a correction only the turns it changed are drawn again.
 import { api, playable, withToken } from "./api.js";
 import { fixBarHtml, heardShown, setRedraw, wireFixBar } from "./corrections.js";
 import { renderHighlights } from "./highlights.js";
 import { wirePhraseFixes } from "./phrasefix.js";
 import { createPlayer } from "./player.js";
 import { goTo, mark, phraseAt, startTicking } from "./playback.js";
+import { refreshReview, reviewHtml, startReview, wireReview } from "./review.js";
 import { offerHighlight } from "./selection.js";
 import { speakersHtml, wireSpeakers } from "./speakers.js";
 import { state } from "./state.js";
@@ -22,6 +23,7 @@ export async function showInterview(stem, params) {
     <aside class="side"><div class="player-box" id="player"></div>
       <div class="facts" id="facts"></div>
       <div id="summary"></div>
+      ${reviewHtml()}
       <h2>Highlights <span class="count" id="hl-count"></span></h2><ul class="hl-list" id="hl-list"></ul>
       <p class="keys"><kbd>Space</kbd> play/pause · <kbd>↑</kbd><kbd>↓</kbd> phrase by phrase · select words to highlight · double-click a phrase to correct it</p>
     </aside>
@@ -34,70 +36,145 @@ export async function showInterview(stem, params) {
   wirePhraseFixes(transcript);
   wireSummary(view.querySelector("#summary"));
   setRedraw(redraw);
+  const reviewing = wireReview(view, params.get("review") === "1");
   state.player = await createPlayer(view.querySelector("#player"), playable(data.player));
   if (state.interview !== data) return;  // the user moved on while the player loaded
   startTicking();
+  await reviewing;
+  startReview();
   const t = Number(params.get("t"));
   if (params.has("t") && isFinite(t)) goTo(phraseAt(t), t);
 }
 
+// The transcript's turns as drawn: one element each, in order (see turnsOf).
+let turns = [];
+
 // The facts, transcript and highlights of `data`; the player is not touched.
 function draw(data) {
+  drawFacts(data);
+  view.querySelector("#summary").innerHTML = summaryHtml(data);
+  drawTranscript(data);
+  indexPhrases(data);
+}
+
+function drawFacts(data) {
   const facts = view.querySelector("#facts");
   facts.innerHTML = `<h1>${esc(data.title)}</h1><p class="meta">${[data.created.slice(0, 10), data.language, clock(data.duration)].filter(Boolean).map(esc).join(" · ")}</p>
     ${fixBarHtml(data)}${speakersHtml(data)}
     <p class="files">${Object.entries(data.files).map(([k, href]) => `<a href="${esc(withToken(href))}" target="_blank" rel="noopener">${k.toUpperCase()}</a>`).join(" ")}</p>`;
   wireFixBar(facts);
   wireSpeakers(facts);
-  view.querySelector("#summary").innerHTML = summaryHtml(data);
-  view.querySelector("#transcript").innerHTML = transcriptHtml(data);
-  state.phraseEls = [...view.querySelectorAll(".phrase")];
+}
+
+function drawTranscript(data) {
+  const speakers = byId(data);
+  turns = turnsOf(data.phrases);
+  view.querySelector("#transcript").innerHTML = data.phrases.length ? turns.map((turn) => turnHtml(data, turn, speakers)).join("")
+    : `<p class="empty">No speech was found in this recording.</p>`;
+}
+
+// What reads the transcript's elements: each phrase's, the phrases in time order, the highlights' marks.
+function indexPhrases(data) {
+  state.phraseEls = [...view.querySelectorAll("#transcript .phrase")];
   state.order = data.phrases.map((p, i) => i).sort((a, b) => data.phrases[a].start - data.phrases[b].start);
   renderHighlights();
 }
 
-// A correction's answer (the whole interview again) drawn where the user is: the same scroll, the
-// same player, the phrase being said marked again. Later changes send its version.
-function redraw(data) {
+// A correction drawn where the user is (`data`: the interview now; `replaced`: the phrases the
+// answer replaced, views.correction_view): the same scroll, the same player, the phrase being said
+// marked again. Later changes send its version.
+function redraw(data, replaced) {
   const side = view.querySelector(".side"), y = scrollY, sideY = side ? side.scrollTop : 0, marked = state.now >= 0;
+  const before = state.interview;
   closePopover();
   setColours(data);
   state.interview = data;
   state.now = -1;
-  draw(data);
+  drawFacts(data);
+  patchTranscript(before, data, replaced);
+  indexPhrases(data);
   scrollTo(scrollX, y);
   if (side) side.scrollTop = sideY;
   if (marked && state.player) mark(phraseAt(state.player.time()), false);
+  refreshReview();  // what the correction fixed leaves the Review list
 }
 
-function transcriptHtml(data) {
-  if (!data.phrases.length) return `<p class="empty">No speech was found in this recording.</p>`;
-  const colour = Object.fromEntries(data.speakers.map((s) => [s.id, s]));
-  let out = "", last = null;
-  data.phrases.forEach((p, i) => {
-    if (!p.text) { out += `<span class="phrase" data-i="${i}" hidden></span>`; return; }
-    if (last === null || p.speaker !== last) {
-      if (last !== null) out += "</p></div>";
-      const s = colour[p.speaker] || { name: "", colour: 0 };
-      // The name is a button: who said this turn can be corrected there.
-      out += `<div class="turn ${speakerClass(s.colour)}"><div class="head">${s.name ? `<button type="button" class="who-pick" aria-haspopup="menu" title="Who said this? Give it to another speaker"><b class="who">${esc(s.name)}</b></button>` : ""}<span class="time">${clock(p.start)}</span></div><p>`;
+// Only the turns that changed are drawn again (an hour has ~1,400 phrases): a turn is kept when it
+// holds the same phrases (the very objects: the answer sends only the new ones) said by a speaker
+// of the same name and colour; the phrases after the change are numbered anew when a split or a
+// join changed how many there are.
+function patchTranscript(before, data, replaced) {
+  const box = view.querySelector("#transcript"), els = [...box.children];
+  const after = turnsOf(data.phrases);
+  if (!before.phrases.length || !data.phrases.length || els.length !== turns.length) return drawTranscript(data);
+  const was = byId(before), speakers = byId(data);
+  const same = (a, b) => a.to - a.from === b.to - b.from && a.speaker === b.speaker && look(was[a.speaker]) === look(speakers[b.speaker])
+    && before.phrases.slice(a.from, a.to).every((p, k) => p === data.phrases[b.from + k]);
+  let first = 0;
+  while (first < turns.length && first < after.length && same(turns[first], after[first])) first++;
+  let kept = 0;  // turns kept at the end
+  while (kept < turns.length - first && kept < after.length - first
+    && same(turns[turns.length - 1 - kept], after[after.length - 1 - kept])) kept++;
+  const made = document.createElement("template");
+  made.innerHTML = after.slice(first, after.length - kept).map((turn) => turnHtml(data, turn, speakers)).join("");
+  els.slice(first, turns.length - kept).forEach((el) => el.remove());
+  box.insertBefore(made.content, els[turns.length - kept] || null);
+  const shift = replaced.phrases.length - replaced.removed;
+  if (shift) {
+    els.slice(turns.length - kept).forEach((el) => el.querySelectorAll(".phrase").forEach((p) => { p.dataset.i = Number(p.dataset.i) + shift; }));
+  }
+  turns = after;
+}
+
+// The transcript's turns, [from, to) phrase ranges: a speaker's phrases one after another. An
+// empty phrase (drawn hidden) stays in the turn before it; those before anyone speaks are a turn
+// of no one (speaker null), hidden.
+function turnsOf(phrases) {
+  const out = [];
+  let last = null;
+  phrases.forEach((p, i) => {
+    if (p.text && p.speaker !== last) {
+      out.push({ from: i, to: i + 1, speaker: p.speaker });
       last = p.speaker;
-    }
-    // Each word in its own span (a selection is turned into times by its words), and the
-    // space between two words too, so that a highlight is marked without gaps.
-    let text = "", pos = 0;
-    p.words.forEach(([c0, c1], k) => {
-      const gap = p.text.slice(pos, c0);
-      text += (gap && k ? `<span class="g">${esc(gap)}</span>` : esc(gap)) + `<span class="w" data-w="${k}">${esc(p.text.slice(c0, c1))}</span>`;
-      pos = c1;
-    });
-    // A corrected phrase carries a mark; what the machine heard is beneath it, shown on demand.
-    const fixed = p.heard !== null && p.heard !== undefined;
-    out += `<span class="phrase${fixed ? " fixed" : ""}" data-i="${i}" title="${clock(p.start)}${fixed ? " · corrected" : ""}">${text + esc(p.text.slice(pos))}${
-      fixed ? `<span class="fixed-mark" title="Corrected: the machine heard “${esc(p.heard)}”"></span>` : ""}</span> `;
-    if (fixed) out += `<span class="heard" aria-label="What the machine heard">${esc(p.heard)}</span>`;
+    } else if (out.length) out[out.length - 1].to = i + 1;
+    else out.push({ from: i, to: i + 1, speaker: null });
   });
-  return out + "</p></div>";
+  return out;
+}
+
+function byId(data) {
+  return Object.fromEntries(data.speakers.map((s) => [s.id, s]));
+}
+
+// What a turn's head shows of its speaker.
+function look(s) {
+  return s ? `${s.colour} ${s.name}` : "";
+}
+
+function turnHtml(data, turn, speakers) {
+  let out = "";
+  for (let i = turn.from; i < turn.to; i++) out += phraseHtml(data.phrases[i], i);
+  if (turn.speaker === null) return `<div class="no-one" hidden>${out}</div>`;
+  const s = speakers[turn.speaker] || { name: "", colour: 0 };
+  // The name is a button: who said this turn can be corrected there.
+  return `<div class="turn ${speakerClass(s.colour)}"><div class="head">${s.name ? `<button type="button" class="who-pick" aria-haspopup="menu" title="Who said this? Give it to another speaker"><b class="who">${esc(s.name)}</b></button>` : ""}<span class="time">${clock(data.phrases[turn.from].start)}</span></div><p>${out}</p></div>`;
+}
+
+function phraseHtml(p, i) {
+  if (!p.text) return `<span class="phrase" data-i="${i}" hidden></span>`;
+  // Each word in its own span (a selection is turned into times by its words), and the
+  // space between two words too, so that a highlight is marked without gaps.
+  let text = "", pos = 0;
+  p.words.forEach(([c0, c1], k) => {
+    const gap = p.text.slice(pos, c0);
+    text += (gap && k ? `<span class="g">${esc(gap)}</span>` : esc(gap)) + `<span class="w" data-w="${k}">${esc(p.text.slice(c0, c1))}</span>`;
+    pos = c1;
+  });
+  // A corrected phrase carries a mark; what the machine heard is beneath it, shown on demand.
+  const fixed = p.heard !== null && p.heard !== undefined;
+  return `<span class="phrase${fixed ? " fixed" : ""}" data-i="${i}" title="${clock(p.start)}${fixed ? " · corrected" : ""}">${text + esc(p.text.slice(pos))}${
+    fixed ? `<span class="fixed-mark" title="Corrected: the machine heard “${esc(p.heard)}”"></span>` : ""}</span> `
+    + (fixed ? `<span class="heard" aria-label="What the machine heard">${esc(p.heard)}</span>` : "");
 }
 
 // A click plays the phrase; a click that ends a selection does not, nor one on a correction's tools.

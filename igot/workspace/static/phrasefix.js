@@ -56,7 +56,7 @@ export function wirePhraseFixes(transcript) {
 }
 
 // --- the words: an editor in place of the phrase ---------------------------------------------------
-function openEditor(i) {
+export function openEditor(i) {
   const el = state.phraseEls && state.phraseEls[i], p = state.interview.phrases[i];
   if (!el || !p) return;
   closeEditor();

@@ -3,9 +3,11 @@
 // (127.0.0.1, or Colab's port proxy under its own path). Each view is its own module, loaded as
 // an ES module from static/ with no build step: a new view is one new module and one line below.
 import { showAsk } from "./ask.js";
+import { showGlossary } from "./glossary.js";
 import { showInterview, listenToKeys } from "./interview.js";
 import { showLibrary } from "./library.js";
 import { phraseAt, stopPlayer } from "./playback.js";
+import { listenToReviewKeys } from "./review.js";
 import { listenToSearchBox, showSearch } from "./search.js";
 import { setRouter, state } from "./state.js";
 import { showTag } from "./tag.js";
@@ -20,6 +22,7 @@ const VIEWS = new Map([
   ["search", (parts, params) => showSearch(params)],
   ["ask", (parts, params) => showAsk(params)],
   ["themes", (parts, params) => showThemes(params)],
+  ["glossary", () => showGlossary()],
 ]);
 
 function route() {
@@ -56,6 +59,7 @@ window.igot = {
 
 setRouter(route);
 listenToKeys();
+listenToReviewKeys();
 listenToSearchBox();
 window.addEventListener("hashchange", route);
 route();

@@ -1,0 +1,156 @@
+"""Review: the parts of an interview the machine may have got wrong, brought to the researcher in
+the order they were said, each to be fixed (a correction) or accepted as right.
+
+Four kinds of item:
+- "word": the words the recogniser was least sure of: the lowest `ReviewOptions.budget` share of
+  the interview's words by the engine's word probability, neighbours in one phrase as one item.
+  Measured on the dev recordings (benchmarks/review_quality.py, docs/findings.md): at 10 % of the
+  words, the probability alone lists most wrong words where the error rate is near that of a
+  clean interview; a second decode by a smaller model did better only for English base on tune
+  (see the findings for check), so the probability alone is the rule.
+- "unwritten": speech the run heard where no word was written (Transcript.info "untranscribed").
+- "speaker": a phrase whose voice is closer to another speaker's than to its own
+  (Phrase.voices, measured by the run; igot.speakers.phrase_voices decides what is clear).
+- "glossary": words close to a glossary term but written otherwise, offering the term.
+
+An item is gone once accepted (its id in Transcript.reviewed) or fixed: a word item when its phrase
+was corrected (a word there has Word.heard), a glossary item when its words were, a speaker item
+when its phrase was remade by a correction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Iterable, Optional, Sequence
+
+from igot.asr import glossary as terms_of
+from igot.asr.transcribe import UNTRANSCRIBED
+from igot.errors import IgotError
+from igot.speakers import phrase_voices
+from igot.transcript import Transcript
+
+KINDS = ("word", "unwritten", "speaker", "glossary")
+REVIEWED_MAX = 20000  # accepted items kept in one interview: far more than an hour has
+
+
+@dataclass(frozen=True)
+class ReviewOptions:
+    # Share of the interview's words listed as doubtful: the budget benchmarks/review_quality.py
+    # measures recall and precision at (10 %: ~one word in ten, ~a line in ten to check).
+    budget: float = 0.10
+
+
+@dataclass
+class ReviewItem:
+    id: str  # stable while the interview is not corrected there: what "accept" names
+    kind: str  # one of KINDS
+    start: float
+    end: float
+    text: str  # the words in doubt ("" where none were written)
+    speaker: str  # who says it, as every page names them
+    why: str  # one line for the researcher
+    phrase: Optional[int] = None  # the phrase it is in
+    first: Optional[int] = None  # its words in that phrase, first..last (word and glossary items)
+    last: Optional[int] = None
+    offer: Optional[str] = None  # a glossary term to write instead, or the speaker id it sounds like
+
+
+class ReviewError(IgotError):
+    status = 400
+
+
+def items(t: Transcript, glossary: Sequence[str] = (), options: ReviewOptions = ReviewOptions()) -> list[ReviewItem]:
+    """What is left to review in `t`, in the order said: every kind, less the accepted and fixed."""
+    found = _doubtful_words(t, options) + _unwritten(t) + _other_voice(t) + _near_glossary(t, glossary)
+    done = set(t.reviewed)
+    return sorted((i for i in found if i.id not in done), key=lambda i: (i.start, KINDS.index(i.kind)))
+
+
+def left(t: Transcript, glossary: Sequence[str] = (), options: ReviewOptions = ReviewOptions()) -> int:
+    return len(items(t, glossary, options))
+
+
+def accepted(t: Transcript, item_id: object, glossary: Sequence[str] = (), options: ReviewOptions = ReviewOptions()) -> Transcript:
+    """`t` with the item `item_id` accepted as right (it leaves the list)."""
+    if not isinstance(item_id, str) or not any(i.id == item_id for i in items(t, glossary, options)):
+        raise ReviewError(f"There is no review item {str(item_id)[:60]!r} left in this interview.",
+                          "Reload the page: it may have been fixed or accepted already.")
+    return replace(t, reviewed=(t.reviewed + [item_id])[-REVIEWED_MAX:])
+
+
+# --- each kind ------------------------------------------------------------------------------------
+def _doubtful_words(t: Transcript, options: ReviewOptions) -> list[ReviewItem]:
+    scored = [(w.probability, k, i) for k, p in enumerate(t.phrases) for i, w in enumerate(p.words)
+              if w.probability is not None]
+    # The budget counts every word the engine scored, corrected ones too, so fixing one item
+    # does not bring up another.
+    chosen = sorted(scored)[: math.ceil(options.budget * len(scored))]
+    # A phrase the researcher corrected was read by them: its doubts are settled.
+    corrected = {k for k, p in enumerate(t.phrases) if any(w.heard is not None for w in p.words)}
+    flagged = sorted((k, i) for _, k, i in chosen if k not in corrected)
+    out: list[ReviewItem] = []
+    for k, i in flagged:
+        last = out[-1] if out else None
+        if last is not None and last.phrase == k and last.last == i - 1:
+            out[-1] = _word_item(t, k, last.first, i)
+        else:
+            out.append(_word_item(t, k, i, i))
+    return out
+
+
+def _word_item(t: Transcript, k: int, first: int, last: int) -> ReviewItem:
+    p = t.phrases[k]
+    words = p.words[first: last + 1]
+    lowest = min(w.probability for w in words if w.probability is not None)
+    return ReviewItem(f"word:{words[0].start:.2f}-{words[-1].end:.2f}", "word", words[0].start, words[-1].end,
+                      " ".join(w.text for w in words), t.speaker_name(p.speaker),
+                      f"The machine was unsure of {'this word' if first == last else 'these words'} "
+                      f"(probability {lowest:.2f}).", k, first, last)
+
+
+def _unwritten(t: Transcript) -> list[ReviewItem]:
+    out = []
+    holes = t.info.get(UNTRANSCRIBED)
+    for hole in holes if isinstance(holes, list) else []:  # info is only loosely checked on loading
+        start, end = (hole.get("start"), hole.get("end")) if isinstance(hole, dict) else (None, None)
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (start, end)):
+            continue
+        k = t.phrase_at(start)
+        out.append(ReviewItem(f"unwritten:{start:.2f}", "unwritten", float(start), float(end), "",
+                              t.speaker_name(t.phrases[k].speaker) if k is not None else "",
+                              f"Speech was heard here ({end - start:.0f} s) but no words were written.", k))
+    return out
+
+
+def _other_voice(t: Transcript) -> list[ReviewItem]:
+    out = []
+    for k, p in enumerate(t.phrases):
+        other = phrase_voices.sounds_like(p)
+        if other is None or not p.words:
+            continue
+        out.append(ReviewItem(f"speaker:{p.start:.2f}", "speaker", p.start, p.end, p.text, t.speaker_name(p.speaker),
+                              f"This sounds more like {t.speaker_name(other)} than {t.speaker_name(p.speaker)}.",
+                              k, 0, len(p.words) - 1, other))
+    return out
+
+
+def _near_glossary(t: Transcript, glossary: Sequence[str]) -> list[ReviewItem]:
+    if not glossary:
+        return []
+    out = []
+    for k, p in enumerate(t.phrases):
+        for first, last, term in terms_of.near_misses([w.text for w in p.words], glossary):
+            words = p.words[first: last + 1]
+            if any(w.heard is not None for w in words):
+                continue  # corrected by hand: the researcher has seen it
+            out.append(ReviewItem(f"glossary:{words[0].start:.2f}:{term}", "glossary", words[0].start, words[-1].end,
+                                  " ".join(w.text for w in words), t.speaker_name(p.speaker),
+                                  f"Close to “{term}” in your glossary.", k, first, last, term))
+    return out
+
+
+def as_dicts(found: Iterable[ReviewItem]) -> list[dict]:
+    from dataclasses import asdict
+
+    return [asdict(i) for i in found]

@@ -1,0 +1,494 @@
+"""Adding interviews from the workspace (issue 41, point 1): the recordings the page sends (files,
+or links) wait in one queue and are made one after another by a worker thread, with the models
+loaded once for the queue (as `igot run a b c` does, igot.cli.run_queue).
+
+What each job shows comes from the run's own lines (igot.pipeline.run's `log`): the stage each
+line names, and the time left from each stage's pace (igot.runtime.pace), measured on this
+computer as the stages finish. The run has no finer progress report, so a stage's share inside
+it is its time so far against the time it should take.
+
+Cancel: a waiting job is dropped; a running one stops at its next stage line, raised from the log
+(a long transcription finishes its stage first). The run writes the interview in one save at its
+end (igot.outputs.store), so a job that fails or is cancelled leaves no interview files; the
+stages it finished stay in the library's work folder (.igot), as an interrupted `igot run` leaves
+them, so adding the same link again picks up where it stopped.
+
+An uploaded file comes in chunks into .igot/uploads/JOB/ (its name made safe, its size limited);
+when its job starts it moves to the library's recordings/ folder, under a name no other recording
+or work folder has, so the interview plays it in the workspace as `igot run` interviews play the
+file they were made from. A job that fails or is cancelled takes its recording and work folder
+away with it (a later upload of the same name must not reuse their stages).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from igot.errors import IgotError
+from igot.links import is_url
+from igot.media.recording import RECORDING_SUFFIXES
+from igot.outputs.store import Library
+from igot.pipeline import Models, RunOptions, check_options, run, work_dir_for
+from igot.runtime import pace
+from igot.runtime.devices import pick_device
+from igot.speakers.phrases import parse_names
+from igot.workspace.interviews import WorkspaceError
+
+MAX_UPLOAD = 4 * 2**30  # bytes of one recording: an hour of video is well under it
+MAX_CHUNK = 16 * 2**20  # bytes of one upload request (the page sends 8 MiB): a proxy may cut longer ones
+MAX_JOBS = 100  # recordings added at once
+MAX_LINK = 2000  # characters of one link
+MAX_NAME = 200  # characters of an interview's name, and of the speakers' names
+KEPT_FINISHED = 50  # finished jobs still listed, newest first
+UPLOAD_IDLE = 15 * 60  # seconds: an upload that stopped this long ago (its page closed) is dropped
+UPLOADS = Path(".igot") / "uploads"
+RECORDINGS = "recordings"  # where uploaded recordings stay, beside their interviews
+
+ACTIVE = ("uploading", "waiting", "running")
+
+
+class Cancelled(Exception):
+    """The user cancelled the running job: raised from the run's log, between two stages."""
+
+
+# The stage each of the run's lines names (the words before its colon): (the pace's name for it,
+# what the page shows). Lines not listed (Voices, Glossary, Warning) change no stage.
+STAGES = {
+    "Source": ("source", "reading the recording"),
+    "Audio": ("audio", "converting the audio"),
+    "Transcription": ("transcription", "transcribing"),
+    "Word timing": ("alignment", "timing the words"),
+    "Punctuation": ("punctuation", "punctuating"),
+    "Speakers": ("diarization", "finding the speakers"),
+    "Summary": ("summary", "writing the summary"),
+    "Meaning index": ("meaning", "indexing for search"),
+    "Library": ("saving", "saving"),
+}
+ORDER = ["starting", "source", "audio", *pace.STAGES, "saving"]  # the stages in the order a run goes through them
+# Lines said only before the run's save begins: the run may stop there (raised from the log). The
+# save's own lines (Library, Voices) never stop it, so it is never cut half way.
+STOPS_AT = {"Source", "Audio", "Transcription", "Word timing", "Punctuation", "Speakers", "Summary", "Meaning index",
+            "Time left"}
+
+
+def planned_stages(options: RunOptions) -> list[str]:
+    """The timed stages a run with these options does, in order (as igot.pipeline.plan lists them)."""
+    return [s for s in pace.STAGES if {"alignment": options.align, "punctuation": options.punctuate,
+                                       "summary": options.summary, "meaning": options.meaning}.get(s, True)]
+
+
+@dataclass
+class Progress:
+    """Where a running job is, from its lines: its stage, the seconds each finished stage took,
+    and the recording's length once its audio is read."""
+
+    stages: list[str]
+    started: float = field(default_factory=time.monotonic)
+    stage: str = "starting"
+    shown: str = "starting"
+    since: float = field(default_factory=time.monotonic)
+    done: dict[str, float] = field(default_factory=dict)
+    seconds: Optional[float] = None
+
+    def heard(self, prefix: str, now: float) -> None:
+        stage, shown = STAGES[prefix]
+        at, new = ORDER.index(self.stage), ORDER.index(stage)
+        # The run goes forward only; a Speakers line before the transcription is the plan's choice of
+        # diarizer, said before any work.
+        if new <= at or (stage == "diarization" and at < ORDER.index("transcription")):
+            return
+        if self.stage in pace.CPU_PACE:
+            self.done[self.stage] = now - self.since
+        if stage in self.stages:  # the stages before it that said nothing had nothing to do
+            for earlier in self.stages[:self.stages.index(stage)]:
+                self.done.setdefault(earlier, 0.0)
+        self.stage, self.shown, self.since = stage, shown, now
+
+    def estimate(self, now: float) -> tuple[float, Optional[float]]:
+        """(the share of the run done, the seconds left), from each stage's pace at this computer's
+        speed so far; (share, None) until the recording's length is known."""
+        elapsed = now - self.started
+        if self.stage == "saving":
+            return 0.99, 1.0
+        if not self.seconds:
+            return min(0.05, elapsed / 600), None
+        speed = pace.speed(self.done, self.seconds)
+        left = 0.0
+        if self.stage in pace.CPU_PACE:
+            expected = pace.CPU_PACE[self.stage] * self.seconds * speed
+            left = max(expected - (now - self.since), 0.1 * expected)  # a stage past its time still has some left
+        to_come = [s for s in self.stages if s not in self.done and s != self.stage]
+        left += pace.time_left(self.done, to_come, self.seconds)
+        return min(elapsed / max(elapsed + left, 1e-9), 0.99), left
+
+
+@dataclass
+class Job:
+    """One recording to make into an interview: a link, or a file coming from the page."""
+
+    id: str
+    name: str  # what the page shows: the file's name, the link, or the name given
+    options: RunOptions
+    link: Optional[str] = None
+    upload: Optional[Path] = None  # the file's bytes while they come and wait (.igot/uploads/ID/NAME)
+    size: int = 0  # bytes the page said the file has
+    received: int = 0
+    state: str = "waiting"  # uploading, waiting, running, done, failed, cancelled
+    line: str = ""  # why it failed, or what it left as it was
+    stem: Optional[str] = None  # the interview made
+    stopping: bool = False  # cancelled while running: stops at its next stage
+    touched: float = field(default_factory=time.monotonic)
+    progress: Optional[Progress] = None
+
+    def view(self, now: float) -> dict[str, Any]:
+        share, left = (self.progress.estimate(now) if self.progress else (0.0, None))
+        if self.state == "uploading":
+            share = self.received / self.size if self.size else 0.0
+        elif self.state == "done":
+            share = 1.0
+        return {"id": self.id, "name": self.name, "state": self.state, "link": self.link,
+                "stage": self.progress.shown if self.progress and self.state == "running" else "",
+                "share": round(share, 3), "left": round(left) if left is not None and self.state == "running" else None,
+                "line": self.line, "stem": self.stem, "stopping": self.stopping}
+
+
+class Queue:
+    """The library's recordings to make, one at a time, by a worker thread started when one waits.
+    `options`: what every run is asked (the workspace's start decides them: tests run the small
+    bundled models); the page adds each batch's language, speakers and names."""
+
+    def __init__(self, lib: Library, options: Optional[RunOptions] = None, log: Callable[[str], None] = lambda m: None):
+        self.lib = lib
+        self.folder = lib.folder
+        self.options = replace(options or RunOptions(), progress=False)  # no progress bars in the server's terminal
+        self.log = log
+        self.jobs: list[Job] = []
+        self.lock = threading.Lock()
+        self.worker: Optional[threading.Thread] = None
+        self.models: Optional[Models] = None  # kept while the queue has work; issue 41 point 2 would share the workspace's
+        self.numbered = 0
+        forget_uploads(self.folder)
+
+    # --- what the page asks ------------------------------------------------------------------
+    def add(self, body: dict) -> list[dict]:
+        """The jobs for one batch: {"files": [{"name", "size"}...], "links": "one a line", "name",
+        "language", "speakers", "names"}. Files then come with `receive`; links wait at once.
+        Everything is checked before any job is made: a wrong option adds nothing."""
+        files, links = body.get("files") or [], body.get("links") or ""
+        if not isinstance(files, list) or not isinstance(links, str):
+            raise WorkspaceError("The recordings must be a list of files and text with one link a line.",
+                                 "Add them from the workspace page.")
+        links = [line.strip() for line in links.splitlines() if line.strip()]
+        count = len(files) + len(links)
+        if not count:
+            raise WorkspaceError("No recording was given.", "Choose or drop recordings, or paste links (one a line).")
+        if count > MAX_JOBS:
+            raise WorkspaceError(f"{count} recordings were given at once.", f"Add at most {MAX_JOBS} at a time.")
+        options = self.batch_options(body, count)
+        named = [(upload_name(f), f.get("size")) if isinstance(f, dict) else (None, None) for f in files]
+        for link in links:
+            if len(link) > MAX_LINK or not is_url(link):
+                raise WorkspaceError(f"{link[:80]!r} is not a link.", "Paste links starting with http:// or https://, one a line.")
+        for name, size in named:
+            if name is None or not isinstance(size, int) or isinstance(size, bool) or size < 0:
+                raise WorkspaceError("A file was sent without its name and size.", "Add it from the workspace page.")
+            if size > MAX_UPLOAD:
+                raise WorkspaceError(f"{name} is {size / 2**30:.1f} GB.", f"Add recordings of at most {MAX_UPLOAD // 2**30} GB "
+                                     "(or run it with igot run, which reads any size).")
+        made = []
+        with self.lock:
+            self.forget_finished()
+            for name, size in named:
+                job = Job(self.next_id(), options.name or name, options, size=size, state="uploading")
+                job.upload = self.folder / UPLOADS / f"{job.id}-{secrets.token_hex(4)}" / name
+                made.append(job)
+            made += [Job(self.next_id(), options.name or link, options, link=link) for link in links]
+            try:
+                for job in made:
+                    if job.upload is not None:
+                        job.upload.parent.mkdir(parents=True, exist_ok=True)
+                        job.upload.touch()
+            except OSError as err:
+                for job in made:
+                    remove_upload(job)
+                raise WorkspaceError(f"The recordings cannot be received in {self.folder / UPLOADS} ({err.strerror or err}).",
+                                     "Check that the library's folder can be written to and has room.") from None
+            self.jobs += made
+            self.start_worker()
+            now = time.monotonic()
+            return [job.view(now) for job in made]
+
+    def batch_options(self, body: dict, count: int) -> RunOptions:
+        """The run's options with the batch's name, language, speakers and names, checked."""
+        def text(key: str) -> str:
+            value = body.get(key)
+            if value is None:
+                return ""
+            if not isinstance(value, str) or len(value) > MAX_NAME:
+                raise WorkspaceError(f"The {key} must be text of at most {MAX_NAME} characters.", "Type it again.")
+            return value.strip()
+
+        name, language, names = text("name"), text("language"), text("names")
+        speakers = body.get("speakers")
+        if speakers in ("", None):
+            speakers = None
+        elif isinstance(speakers, str) and speakers.strip().isdigit():
+            speakers = int(speakers)
+        if speakers is not None and (not isinstance(speakers, int) or isinstance(speakers, bool)):
+            raise WorkspaceError(f"The number of speakers must be a whole number, not {speakers!r}.",
+                                 "Type how many people speak, or leave it empty to detect it.")
+        if name and count > 1:
+            raise WorkspaceError(f"A name describes one interview, and {count} recordings were given.",
+                                 "Add those recordings one at a time with it, or leave the name empty "
+                                 "(each is named by its file or title).")
+        options = replace(self.options, name=name or None, language=None if language in ("", "auto") else language,
+                          speakers=speakers, names=parse_names(names) if names else None)
+        check_options(options)
+        return options
+
+    def receive(self, job_id: str, offset: int, data: bytes, last: bool) -> dict:
+        """A chunk of an uploaded file, at `offset`; `last`: the file is whole, its job waits."""
+        with self.lock:
+            job = self.job(job_id)
+            if job.state == "cancelled":
+                raise Gone(f"{job.name} was cancelled.", "Add it again if you want it.")
+            if job.state != "uploading" or job.upload is None:
+                raise WorkspaceError(f"{job.name} is not waiting for its file ({job.state}).", "Add it again if you want it.")
+            if offset != job.received:
+                raise WorkspaceError(f"{job.name}: a chunk came for byte {offset}, and {job.received} had come.",
+                                     "Add the recording again.")
+            if job.received + len(data) > job.size:
+                raise WorkspaceError(f"{job.name} is longer than the {job.size} bytes announced.", "Add the recording again.")
+            try:
+                with open(job.upload, "ab") as out:
+                    out.write(data)
+            except OSError as err:
+                job.state, job.line = "failed", f"{job.name} could not be received ({err.strerror or err}): add it again."
+                remove_upload(job)
+                raise WorkspaceError(f"{job.name} could not be received ({err.strerror or err}).",
+                                     "Free some space in the library's folder, then add it again.") from None
+            job.received += len(data)
+            job.touched = time.monotonic()
+            if last:
+                if job.received != job.size:
+                    raise WorkspaceError(f"{job.name}: {job.received} of its {job.size} bytes came.", "Add the recording again.")
+                job.state = "waiting"
+                self.start_worker()
+            return job.view(time.monotonic())
+
+    def listing(self) -> list[dict]:
+        """Every job, in the order added (finished ones too, the last KEPT_FINISHED)."""
+        with self.lock:
+            now = time.monotonic()
+            for job in self.jobs:
+                if job.state == "uploading" and now - job.touched > UPLOAD_IDLE:
+                    job.state, job.line = "failed", f"The upload of {job.name} stopped: add it again."
+                    remove_upload(job)
+            return [job.view(now) for job in self.jobs]
+
+    def cancel(self, job_id: str) -> dict:
+        """Cancel a job: one waiting (or uploading) is dropped at once; one running stops at its
+        next stage, leaving no interview. A finished job is taken off the list."""
+        with self.lock:
+            job = self.job(job_id)
+            if job.state in ("uploading", "waiting"):
+                job.state = "cancelled"
+                remove_upload(job)
+            elif job.state == "running":
+                job.stopping = True
+            else:
+                self.jobs.remove(job)
+            return job.view(time.monotonic())
+
+    def close(self) -> None:
+        """The server stops: nothing more starts, and the running job stops at its next stage."""
+        with self.lock:
+            for job in self.jobs:
+                if job.state in ("uploading", "waiting"):
+                    job.state = "cancelled"
+                    remove_upload(job)
+                elif job.state == "running":
+                    job.stopping = True
+            worker = self.worker
+        if worker is not None:
+            worker.join(timeout=10)
+
+    def job(self, job_id: str) -> Job:
+        found = next((j for j in self.jobs if j.id == job_id), None)
+        if found is None:
+            raise Gone(f"No recording {job_id!r} in the queue.", "Reload the page: it may have finished or been removed.")
+        return found
+
+    def next_id(self) -> str:
+        self.numbered += 1
+        return str(self.numbered)
+
+    def forget_finished(self) -> None:
+        finished = [j for j in self.jobs if j.state not in ACTIVE]
+        for job in finished[:-KEPT_FINISHED] if len(finished) > KEPT_FINISHED else []:
+            self.jobs.remove(job)
+
+    # --- the worker --------------------------------------------------------------------------
+    def start_worker(self) -> None:
+        """A worker when a job waits and none runs (called with the lock held)."""
+        if self.worker is None and any(j.state == "waiting" for j in self.jobs):
+            self.worker = threading.Thread(target=self.work, daemon=True, name="igot-adding")
+            self.worker.start()
+
+    def work(self) -> None:
+        # Models kept between recordings on a CPU; a GPU frees each after its stage, as one run does.
+        # (Asked before the lock: the first question imports torch.)
+        keep = pick_device(self.options.device).startswith("cpu")
+        while True:
+            with self.lock:
+                job = next((j for j in self.jobs if j.state == "waiting"), None)
+                if job is None:
+                    self.worker = None
+                    self.models = None  # their memory back, until the next recording comes
+                    return
+                job.state, job.progress = "running", Progress(planned_stages(job.options))
+                if self.models is None:
+                    self.models = Models(keep=keep)
+                models = self.models
+            self.make(job, models)
+
+    def make(self, job: Job, models: Models) -> None:
+        """Run the job's recording into an interview, and say how it went on the job."""
+        source = job.link or ""
+        worker = threading.current_thread()
+
+        def said(line: str) -> None:
+            prefix = line.split(":", 1)[0]
+            if prefix in STAGES and threading.current_thread() is worker:  # the speaker thread beside says its own
+                job.progress.heard(prefix, time.monotonic())
+                if job.progress.seconds is None and prefix not in ("Source", "Audio"):
+                    job.progress.seconds = recording_seconds(source, self.folder)
+            if job.stopping and prefix in STOPS_AT:
+                raise Cancelled()
+            self.log(f"{job.name}: {line}")
+
+        try:
+            if job.stopping:
+                raise Cancelled()
+            source = source or str(self.placed(job))
+            result = run(source, self.folder, job.options, models=models, log=said)
+        except Cancelled:
+            self.finish(job, "cancelled", "", source)
+        except IgotError as err:
+            self.finish(job, "failed", one_line(str(err), source, job.name), source)
+        except OSError as err:  # the library's folder: full, or not writable
+            self.finish(job, "failed", f"{job.name} could not be made: {err.strerror or err} ({err.filename or self.folder}). "
+                                       "Free some space in the library's folder, or check that it can be written to.", source)
+        except Exception as err:  # noqa: BLE001  a bug, not the user's: said, and the queue goes on
+            self.finish(job, "failed", f"Unexpected error while making {job.name} ({type(err).__name__}: "
+                                       f"{one_line(str(err), source, job.name)}). Nothing was written; please report it.", source)
+        else:
+            json_file = result.files.get("json")
+            if json_file is None:
+                self.finish(job, "failed", f"No speech found in {job.name}: nothing was written "
+                                           "(an interview of the same name was kept as it was).", source)
+            else:
+                job.stem = Path(json_file).stem
+                self.finish(job, "done", "", source)
+
+    def placed(self, job: Job) -> Path:
+        """The uploaded file, moved into the library's recordings under a name no other has."""
+        assert job.upload is not None
+        folder = self.folder / RECORDINGS
+        folder.mkdir(exist_ok=True)
+        stem, suffix = job.upload.stem, job.upload.suffix
+        for n in range(1, 10_000):
+            path = folder / (f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}")
+            if not path.exists() and not work_dir_for(str(path.resolve()), self.folder).exists():
+                break
+        shutil.move(str(job.upload), path)
+        remove_upload(job)
+        job.upload = None
+        return path.resolve()
+
+    def finish(self, job: Job, state: str, line: str, source: str) -> None:
+        if state != "done" and job.link is None and source:  # before the page hears it ended
+            self.take_back(Path(source))
+        remove_upload(job)
+        with self.lock:
+            job.state, job.line = state, line
+            job.stopping = False
+        self.log(f"{job.name}: {state}{': ' + line if line else ''}")
+
+    def take_back(self, recording: Path) -> None:
+        """An uploaded recording no interview was made from, and its work folder, removed. One
+        an interview names (a failure after the save) stays."""
+        if not recording.is_relative_to(self.folder.resolve() / RECORDINGS):
+            return
+        if any(iv.transcript.source.path == str(recording) for iv in self.lib.listing()[0]):
+            return
+        shutil.rmtree(work_dir_for(str(recording), self.folder), ignore_errors=True)
+        recording.unlink(missing_ok=True)
+
+
+class Gone(WorkspaceError):
+    status = 404
+
+
+def upload_name(given: dict) -> Optional[str]:
+    """A file's name from the page, made safe: never a path (only its last part), only letters,
+    digits, spaces and - _ ( ) kept, no leading dot; its suffix one of a recording's."""
+    name = given.get("name")
+    if not isinstance(name, str):
+        return None
+    base = unicodedata.normalize("NFC", re.split(r"[\\/]", name)[-1])
+    stem, dot, suffix = base.rpartition(".")
+    if not dot:
+        stem, suffix = base, ""
+    suffix = "." + suffix.lower() if suffix else ""
+    if suffix not in RECORDING_SUFFIXES:
+        raise WorkspaceError(f"{base[:100]!r} is not a recording iGot reads.",
+                             f"Choose audio or video files ({', '.join(sorted(RECORDING_SUFFIXES))}).")
+    stem = re.sub(r"[^\w\-() ]+", "_", stem).strip(" ._-")[:100] or "recording"
+    return stem + suffix
+
+
+def recording_seconds(source: str, folder: Path) -> Optional[float]:
+    """The recording's length, from the audio the run converted (None while it is not there)."""
+    from igot.media import audio
+
+    wav = work_dir_for(source, folder) / "audio.wav"
+    try:
+        return audio.wav_duration(wav) if wav.is_file() else None
+    except (OSError, ValueError, EOFError):
+        return None
+
+
+def one_line(text: str, source: str, name: str) -> str:
+    """The error's first line, naming the recording as the user knows it rather than by the
+    server's path."""
+    line = text.splitlines()[0] if text else name
+    return line.replace(source, name) if source else line
+
+
+def remove_upload(job: Job) -> None:
+    if job.upload is not None:
+        shutil.rmtree(job.upload.parent, ignore_errors=True)
+        job.upload = None
+
+
+def forget_uploads(folder: Path, older_than: float = 24 * 3600) -> None:
+    """Uploads a stopped server left (its page closed mid-upload, the server killed), a day on."""
+    uploads = folder / UPLOADS
+    if not uploads.is_dir():
+        return
+    now = time.time()
+    for left in uploads.iterdir():
+        try:
+            if now - left.stat().st_mtime > older_than:
+                shutil.rmtree(left, ignore_errors=True)
+        except OSError:
+            continue
