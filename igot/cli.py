@@ -10,7 +10,7 @@ import sys
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from igot import __version__
 from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
@@ -26,6 +26,9 @@ from igot.speakers.phrases import parse_names
 from igot.summary.summarize import CPU_LLM, GPU_LLM
 from igot.text import format_clock, shown, typed_line
 from igot.workspace import commands as workspace_commands
+
+if TYPE_CHECKING:
+    from igot.transcript import Transcript
 
 DEMO_SAMPLE = Path(__file__).parent / "samples" / "radio_phone_in.flac"
 DEMO_VIDEO_URL = "https://github.com/tyiannak/pyAudioAnalysis/raw/master/pyAudioAnalysis/data/diarizationExample.wav"
@@ -217,14 +220,9 @@ def rename_command(args: argparse.Namespace) -> int:
     from igot.outputs import store
     from igot.speakers import voices
     from igot.speakers.phrases import name_speakers
-    from igot.transcript import Transcript
 
     try:
-        path = find_interview(args.interview, args.out)
-        try:
-            before = Transcript.load(path)
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
+        path, before = read_interview(args.interview, args.out)
         named = name_speakers(before, parse_names(args.names))
         # the voices of the people named, from the windows the run kept: naming loads no model
         remembered = voices.after_naming(named, path.parent, path.stem, log=print) if args.voices else None
@@ -295,6 +293,17 @@ def voices_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_interview(text: str, out: Path) -> tuple[Path, Transcript]:
+    """The interview `text` names (find_interview) and its transcript; IgotError when unreadable."""
+    from igot.transcript import Transcript
+
+    path = find_interview(text, out)
+    try:
+        return path, Transcript.load(path)
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
+
+
 def find_interview(text: str, out: Path) -> Path:
     """An interview's JSON: a path to it, or its name (or file name) in the output folder."""
     from igot.outputs import library
@@ -325,14 +334,9 @@ def review_command(args: argparse.Namespace) -> int:
     """`igot review`: the interview's Review list, as the workspace shows it; 0 with items or none."""
     from igot.outputs import review
     from igot.outputs.store import Library
-    from igot.transcript import Transcript
 
     try:
-        path = find_interview(args.interview, args.out)
-        try:
-            t = Transcript.load(path)
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise IgotError(f"{path} is not an interview iGot can read ({err}).", "Run igot run again on its recording.") from None
+        path, t = read_interview(args.interview, args.out)
         found = review.items(t, Library(path.parent).kept_glossary().terms)
     except IgotError as exc:
         print(f"igot: {exc}", file=sys.stderr)

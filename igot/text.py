@@ -65,3 +65,15 @@ def format_clock(seconds: float) -> str:
     h, rem = divmod(s, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def edit_distance(a: Sequence, b: Sequence) -> int:
+    """Levenshtein distance: the insertions, deletions and substitutions that turn `a` into `b`
+    (letters of two texts, or words of two transcripts)."""
+    before = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        now = [i]
+        for j, y in enumerate(b, 1):
+            now.append(min(before[j] + 1, now[j - 1] + 1, before[j - 1] + (x != y)))
+        before = now
+    return before[-1]

@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from igot.text import edit_distance
 from igot.transcript import SpeakerTurn, Word
 
 
@@ -30,13 +31,7 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
 
 def words_apart(ref: list[str], hyp: list[str]) -> int:
     """Word edit distance: substitutions + deletions + insertions that turn `ref` into `hyp`."""
-    previous = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        current = [i]
-        for j, h in enumerate(hyp, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
-        previous = current
-    return previous[-1]
+    return edit_distance(ref, hyp)
 
 
 def align_words(said: Sequence[Word], heard: Sequence[Word], near: float = 1.0) -> list[tuple[int, int]]:

@@ -6,7 +6,6 @@ before they are read."""
 
 from __future__ import annotations
 
-import socket
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from igot.workspace import server
 from igot.workspace.guard import Door
 from igot.workspace.queue import MAX_CHUNK, Queue
 from tests.test_highlights import interview
-from tests.test_workspace_attacks import browser  # noqa: F401 (a fixture: Chromium for one test)
+from tests.test_workspace_attacks import browser, refused_at_once  # noqa: F401 (browser: a fixture, Chromium for one test)
 from tests.test_workspace_browser import shot, wait_for
 
 PORT = 8765
@@ -101,14 +100,7 @@ def test_a_file_and_a_batch_are_limited_before_they_are_read(folder, client):
     running = server.start(folder, run_options=FAST)
     try:
         job = running.queue.add({"files": [{"name": "a.flac", "size": 10}]})[0]["id"]
-        conn = socket.create_connection(("127.0.0.1", running.port), timeout=10)
-        conn.sendall((f"PUT /api/queue/{job}/file?offset=0 HTTP/1.1\r\nHost: 127.0.0.1:{running.port}\r\n"
-                      f"X-iGot-Token: {running.token}\r\nContent-Type: application/octet-stream\r\n"
-                      f"Content-Length: {MAX_CHUNK + 1}\r\n\r\nxx").encode())
-        began = time.monotonic()
-        answer = conn.recv(4096).decode()
-        conn.close()
-        assert answer.startswith("HTTP/1.1 413") and time.monotonic() - began < 5
+        assert refused_at_once(running, f"PUT /api/queue/{job}/file?offset=0", "application/octet-stream", MAX_CHUNK + 1, "xx")
     finally:
         running.stop()
     # A batch is a change like any other: JSON, at most server.MAX_BODY bytes.

@@ -9,18 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
 from igot.asr.transcribe import UNTRANSCRIBED
 from igot.cli import main
 from igot.outputs import review, store
-from igot.outputs.store import Library
 from igot.transcript import Transcript, Word
-from igot.workspace import server
-from igot.workspace.guard import Door
+from tests.test_corrections import client  # noqa: F401 (a fixture: the workspace's app on `folder`)
 from tests.test_highlights import interview
 
-PORT = 8765
 UNSURE = {"price": 0.2, "small": 0.31, "team.": 0.25, "onboarding": 0.5}
 
 
@@ -42,13 +38,6 @@ def folder(tmp_path) -> Path:
     store.save(unsure_interview(), out, "joana", drive=False)
     (out / "glossary.txt").write_text("Nubank\nPix\n", encoding="utf-8")
     return out
-
-
-@pytest.fixture
-def client(folder) -> TestClient:
-    door = Door(PORT)
-    return TestClient(server.create_app(Library(folder), door), base_url=f"http://127.0.0.1:{PORT}",
-                      headers={"X-iGot-Token": door.token})
 
 
 def listed(items) -> list[tuple[str, str]]:

@@ -120,19 +120,25 @@ def test_every_read_and_every_work_needs_the_pages_token(folder, door):
 
 
 # --- what a change may be ------------------------------------------------------------------------------
+def refused_at_once(running, request: str, kind: str, length: int, first: str) -> bool:
+    """Whether `request` ("METHOD /path"), announcing `length` bytes of `kind` and sending only
+    `first`, is answered 413 within 5 s: refused before the rest is waited for or read."""
+    conn = socket.create_connection(("127.0.0.1", running.port), timeout=10)
+    conn.sendall((f"{request} HTTP/1.1\r\nHost: 127.0.0.1:{running.port}\r\nX-iGot-Token: {running.token}\r\n"
+                  f"Content-Type: {kind}\r\nContent-Length: {length}\r\n\r\n{first}").encode())
+    began = time.monotonic()
+    answer = conn.recv(4096).decode()
+    conn.close()
+    return answer.startswith("HTTP/1.1 413") and time.monotonic() - began < 5
+
+
 def test_a_change_is_limited_before_it_is_read(client, folder):
     before = files_of(folder)
     version = client.get("/api/interviews/joana").json()["version"]
     # 100 MB announced: refused at once, before a byte of it is read.
     running = server.start(folder)
     try:
-        conn = socket.create_connection(("127.0.0.1", running.port), timeout=10)
-        conn.sendall((f"POST /api/interviews/joana/highlights HTTP/1.1\r\nHost: 127.0.0.1:{running.port}\r\n"
-                      f"X-iGot-Token: {running.token}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{{").encode())
-        began = time.monotonic()
-        answer = conn.recv(4096).decode()
-        conn.close()
-        assert answer.startswith("HTTP/1.1 413") and time.monotonic() - began < 5
+        assert refused_at_once(running, "POST /api/interviews/joana/highlights", "application/json", 100_000_000, "{")
     finally:
         running.stop()
     deep = "[" * 20000 + "]" * 20000

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
 from igot.errors import IgotError
-from igot.text import shown, typed_line, without_controls
+from igot.text import edit_distance, shown, typed_line, without_controls
 
 FILE = "glossary.txt"  # in the library folder: one term per line, for a person to edit too
 MAX_TERMS = 200  # a library's names and words, not a dictionary
@@ -185,17 +185,6 @@ def sound(text: str) -> str:
     return key
 
 
-def edits(a: str, b: str) -> int:
-    """Levenshtein distance: the insertions, deletions and substitutions from `a` to `b`."""
-    before = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        now = [i]
-        for j, cb in enumerate(b, 1):
-            now.append(min(before[j] + 1, now[j - 1] + 1, before[j - 1] + (ca != cb)))
-        before = now
-    return before[-1]
-
-
 @dataclass(frozen=True)
 class Matcher:
     """A glossary ready to compare words with (built once per glossary: `matcher`)."""
@@ -229,7 +218,7 @@ class Matcher:
         for other in self.by_start.get(key[0], ()):
             if abs(len(other) - len(key)) > c.reach(min(len(key), len(other))):
                 continue
-            apart = edits(key, other)
+            apart = edit_distance(key, other)
             score = 1 - apart / max(len(key), len(other))
             if score >= c.similar and apart <= c.max_edits and (best is None or score > best[0]):
                 best = (score, self.sounds[other])
