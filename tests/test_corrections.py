@@ -235,3 +235,16 @@ def test_only_the_corrected_phrase_is_embedded_again(folder):
     assert again.made == 1  # one phrase computed, the other three kept
     hits = client.get("/api/search", params={"q": "subscription"}).json()
     assert hits["meaning"] and hits["hits"][0]["phrase"] == 1
+
+
+def test_a_name_recognised_by_voice_is_shown_as_such_and_accepted_by_giving_it_again(client, folder):
+    t = Transcript.load(folder / "joana.json")
+    store.save(replace(t, speakers=[replace(t.speakers[0], recognised=True), t.speakers[1]]), folder, "joana", drive=False)
+    page = client.get("/api/interviews/joana").json()
+    ana = page["speakers"][0]
+    assert (ana["name"], ana["given"], ana["recognised"]) == ("Ana (recognised)", "Ana", True)
+    assert "Ana (recognised)" in shown(folder, "html")
+    page = correct(client, kind="names", names={"S1": "Ana"})
+    assert (page["speakers"][0]["name"], page["speakers"][0]["recognised"]) == ("Ana", False)
+    assert not Transcript.load(folder / "joana.json").speakers[0].recognised
+    assert "(recognised)" not in shown(folder, "html") and "(recognised)" not in shown(folder, "md")

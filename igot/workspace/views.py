@@ -95,7 +95,11 @@ def interview_view(opened: Opened, folder) -> dict:
 
 def speakers_view(t: Transcript) -> list[dict]:
     """The interview's speakers: id, the name every page shows, and colour (their place)."""
-    return [{"id": s, "name": t.speaker_name(s) if (t.speakers or s) else "", "colour": i}
+    known = {s.id: s for s in t.speakers}
+    # "given": the name alone, without "(recognised)"; "recognised": a remembered voice's guess
+    # that waits for the researcher to accept it (or to type another name)
+    return [{"id": s, "name": t.speaker_name(s) if (t.speakers or s) else "", "colour": i,
+             "given": known[s].name if s in known else "", "recognised": s in known and known[s].recognised}
             for i, s in enumerate(t.speaker_ids())]
 
 

@@ -16,9 +16,10 @@ export function speakersHtml(data) {
     <form class="names-panel" id="names-panel" autocomplete="off"${open ? "" : " hidden"}>
       <h2>Speakers</h2>
       ${named.map((s) => `<div class="name-row ${speakerClass(s.colour)}"><span class="swatch" aria-hidden="true"></span>
-        <input type="text" maxlength="80" data-id="${esc(s.id)}" value="${esc(s.name)}" aria-label="Name of ${esc(s.name)}">
-        <button type="button" class="sample" data-id="${esc(s.id)}" title="Play ${esc(s.name)}'s longest phrase" aria-label="Play a sample of ${esc(s.name)}">▶</button></div>`).join("")}
-      <p class="hint">Give two speakers the same name to make them one person.</p>
+        <input type="text" maxlength="80" data-id="${esc(s.id)}" value="${esc(s.given || s.name)}" aria-label="Name of ${esc(s.name)}">
+        <button type="button" class="sample" data-id="${esc(s.id)}" title="Play ${esc(s.name)}'s longest phrase" aria-label="Play a sample of ${esc(s.name)}">▶</button>
+        ${s.recognised ? `<span class="recognised">recognised by voice</span> <button type="button" class="accept-name" data-id="${esc(s.id)}">Accept</button>` : ""}</div>`).join("")}
+      <p class="hint">Give two speakers the same name to make them one person. A name recognised by voice waits for you: listen, then accept it or type another.</p>
       <div class="buttons"><button type="submit" class="primary">Save names</button><button type="button" class="names-close">Close</button></div>
     </form>`;
 }
@@ -30,12 +31,17 @@ export function wireSpeakers(box) {
   opener.addEventListener("click", () => { show(panel.hidden); if (open) panel.querySelector("input").focus(); });
   panel.querySelector(".names-close").addEventListener("click", () => { show(false); opener.focus(); });
   panel.querySelectorAll(".sample").forEach((b) => b.addEventListener("click", () => playSample(b.dataset.id)));
+  // Accepting a recognised name is giving it again: it is then the researcher's, on every page.
+  panel.querySelectorAll(".accept-name").forEach((b) => b.addEventListener("click", async () => {
+    const s = state.interview.speakers.find((x) => x.id === b.dataset.id);
+    if (s && await correct({ kind: "names", names: { [s.id]: s.given } })) toast(`${s.given}: accepted.`);
+  }));
   panel.addEventListener("submit", async (event) => {
     event.preventDefault();
     const data = state.interview, names = {};
     panel.querySelectorAll("input[data-id]").forEach((input) => {
       const s = data.speakers.find((x) => x.id === input.dataset.id), name = input.value.replace(/\s+/g, " ").trim();
-      if (s && name && name !== s.name) names[s.id] = name;  // only what was changed: an empty field keeps its name
+      if (s && name && name !== (s.given || s.name)) names[s.id] = name;  // only what was changed: an empty field keeps its name
     });
     if (!Object.keys(names).length) return toast("The names are as they were.");
     const next = await correct({ kind: "names", names });
