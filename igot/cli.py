@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "and words on the right person from 77 %% to 86 %% on held-out dev recordings")
     r.add_argument("--diarizer", default=DEFAULTS.diarizer, choices=DIARIZERS,
                    help="speaker detection: senko, NeMo Sortformer (GPU, up to 4 speakers), or sherpa-onnx (people talking at once "
-                        "kept apart); auto = NeMo on a GPU when installed, else senko")
+                        "kept apart); auto = NeMo on a GPU when installed, else per recording: sherpa-onnx (when installed) for a "
+                        "wide-band recording, senko for a phone line")
     r.add_argument("--diarizer-model", help="Sortformer hub id or .nemo file (with --diarizer nemo)")
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
     r.add_argument("--no-align", dest="align", action="store_false", help="keep Whisper's word times (no wav2vec2 alignment)")

