@@ -13,8 +13,10 @@ workspace; /media/ serves only an interview's own recording.
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
+import time
 import webbrowser
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -58,6 +60,11 @@ MAX_QUESTION = 1000  # characters: a question, not a document
 MAX_BODY = 64 * 1024  # bytes in one change: a highlight with its tags and note is well under 10 kB
 TOKEN_HEADER = "x-igot-token"  # what the page's script sends; links (a download, the player) carry ?token=
 TOKEN_META = '<meta name="igot-token" content="">'  # where index.html receives it
+# A request this slow built what later ones keep (the library read, search indexes, an hour's
+# view): those objects are moved out of the garbage collector's sight (gc.freeze, O(1)), else a
+# full collection walks them all again (0.1-0.25 s on the 200-interview library) inside whichever
+# request it falls, a correction's p95 among them (benchmarks/README.md, "correction").
+SETTLE_AFTER = 0.15  # seconds
 # What /files/ answers with: no script of a file in the folder may run as the workspace (a file
 # there may be written by a stranger), not even iGot's own pages, which need none to be read.
 FILES_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -123,7 +130,10 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
             length = request.headers.get("content-length", "")
             if length.isdigit() and int(length) > MAX_BODY:
                 return _error(413, f"The change is {int(length)} bytes long: send at most {MAX_BODY} bytes at a time.")
+        began = time.perf_counter()
         response = await call_next(request)
+        if time.perf_counter() - began > SETTLE_AFTER:
+            gc.freeze()  # only cycles alive right now stay uncollected: few, and gone with the process
         response.headers["Content-Security-Policy"] = FILES_POLICY if path.startswith("/files/") else policy
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
@@ -576,6 +586,7 @@ def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = Tru
     interviews, skipped = lib.listing()
     for s in skipped:
         log(f"igot: {s.line()}")
+    gc.freeze()  # the library just read is kept for the server's life (SETTLE_AFTER)
     log(f"Workspace: {len(interviews)} interview{'s' * (len(interviews) != 1)} in {lib.folder}, at {url} "
         "(only this computer can open it; Ctrl+C stops it)")
     server = _server(lib, Door(sock.getsockname()[1]), (), Models(lib.folder, embedding_model, llm_model, use_llm, device),
