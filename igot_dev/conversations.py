@@ -351,3 +351,107 @@ def side_interviews(whisper_model, side: str, work: Path, seconds: float = 60.0)
                 c = simulate(pair, seed=1000 + k, seconds=seconds, phone=phone, noise_snr=30 if phone else None, reuse=False)
                 name = f"{language}-{'phone' if phone else 'clean'} {pair[0].name}/{pair[1].name}"
                 yield name, c, c.save(work / f"{side}-{language}-{k}-{phone}.wav")
+
+
+def long_interview(voices: Sequence[Voice], seed: int, minutes: float, phone: bool = False,
+                   noise_snr: float | None = None) -> Conversation:
+    """An interview of about `minutes` as real ones go: `voices[0]` asks (a question of a few
+    words to a sentence), one of the others answers at length (2-8 stretches of a sentence each,
+    with pauses, the interviewer's back-channels inside), and with two interviewees the other
+    sometimes adds a little. The same people throughout, so a diarizer sees each voice hundreds of
+    times.
+
+    Each voice has only 2-50 s of recordings, so its stretches come back again and again: each
+    one said with its own loudness (+-4 dB) and pace and pitch (+-4 %, resampled), which is as
+    far from real variety as the dev data lets these go (docs/findings.md, "Long interviews")."""
+    rng = np.random.default_rng(seed)
+    seconds = minutes * 60.0
+    placed: list[tuple[float, np.ndarray]] = []
+    words: list[Word] = []
+    turns: list[SpeakerTurn] = []
+    interviewer, people = voices[0], list(voices[1:])
+
+    def say(voice: Voice, at: float) -> float:
+        """One stretch of `voice` from `at` (seconds); returns where it ends."""
+        utterance = _pick(rng, voice)
+        n = len(utterance.words)
+        size = int(min(n, rng.integers(3, 15)))
+        first = int(rng.integers(1, n - size + 1)) if n > size and rng.random() < 0.4 else 0
+        audio, cut_start = _cut(utterance, first, first + size)
+        audio, pace = _vary(rng, audio)
+        said = [replace(w, start=round(float(at + (w.start - cut_start) / pace), 3),
+                        end=round(float(at + (w.end - cut_start) / pace), 3), speaker=voice.name)
+                for w in utterance.words[first:first + size]]
+        placed.append((at, audio))
+        words.extend(said)
+        turns.append(SpeakerTurn(voice.name, said[0].start, said[-1].end))
+        return at + len(audio) / SAMPLE_RATE
+
+    def nod(voice: Voice, at: float) -> None:
+        """A back-channel of `voice` at `at`."""
+        reply = _short_word(rng, voice)
+        if reply is None:
+            return
+        clip, word = reply
+        placed.append((at - 0.03, clip * 10 ** (rng.uniform(-4, 4) / 20)))
+        words.append(replace(word, start=round(float(at), 3), end=round(float(at + word.end - word.start), 3), speaker=voice.name))
+        turns.append(SpeakerTurn(voice.name, words[-1].start, words[-1].end))
+
+    def answer(voice: Voice, at: float, stretches: int) -> float:
+        begun = at
+        for k in range(stretches):
+            at = say(voice, at) + (rng.uniform(0.15, 0.7) if k < stretches - 1 else 0.0)
+            if at - begun > 4 and rng.random() < 0.35:  # the interviewer: "yeah", "sim"
+                nod(interviewer, at - rng.uniform(0.8, 2.0))
+        return at
+
+    t, last = 0.5, 0
+    while t < seconds:
+        t = say(interviewer, t) + _next_gap(rng)
+        # the one who answers: with two interviewees, mostly the one not asked last
+        who = (last + (rng.random() < 0.7)) % len(people) if len(people) > 1 else 0
+        t = answer(people[who], t, int(rng.integers(2, 9))) + _next_gap(rng)
+        if len(people) > 1 and rng.random() < 0.25:  # the other one adds a little
+            t = answer(people[1 - who], t, int(rng.integers(1, 4))) + _next_gap(rng)
+        last = who
+    total = np.zeros(int((t + 1.0) * SAMPLE_RATE) + max(len(a) for _, a in placed), dtype=np.float32)
+    for start, audio in placed:
+        a = int(round(start * SAMPLE_RATE))
+        total[a:a + len(audio)] += audio
+    total = total[: int((max(w.end for w in words) + 0.5) * SAMPLE_RATE)]
+    if noise_snr is not None:
+        total = total + _room_noise(rng, len(total), SPEECH_LEVEL / 10 ** (noise_snr / 20))
+    if phone:
+        total = telephone(total)
+    order = sorted(range(len(words)), key=lambda k: words[k].start)
+    return Conversation(total.astype(np.float32), [words[k] for k in order], sorted(turns, key=lambda x: x.start))
+
+
+def _next_gap(rng) -> float:
+    """The pause before the next person: often short, sometimes they start before the end."""
+    return -rng.uniform(0.2, 0.7) if rng.random() < 0.2 else rng.uniform(0.1, 0.9)
+
+
+def _vary(rng, audio: np.ndarray) -> tuple[np.ndarray, float]:
+    """`audio` said again: louder or softer by up to 4 dB, faster or slower (and higher or lower)
+    by up to 4 %; returns it and its pace (new duration = old / pace)."""
+    pace = float(rng.uniform(0.96, 1.04))
+    count = max(int(round(len(audio) / pace)), 1)
+    resampled = np.interp(np.arange(count) * pace, np.arange(len(audio)), audio).astype(np.float32)
+    return resampled * float(10 ** (rng.uniform(-4, 4) / 20)), pace
+
+
+# Long interviews per side (issue 40, point 4): (language, phone line, people, minutes).
+LONG_INTERVIEWS = (("en", False, 2, 20), ("en", True, 3, 40), ("pt", False, 3, 30), ("pt", True, 2, 25))
+
+
+def long_interviews(whisper_model, side: str, work: Path):
+    """One side's long simulated interviews (LONG_INTERVIEWS), its people chosen by the seed among
+    the side's voices: (name, interview, its saved WAV)."""
+    for k, (language, phone, people, minutes) in enumerate(LONG_INTERVIEWS):
+        voices = side_voices(whisper_model, language, side, work / f"voices-{language}")
+        rng = np.random.default_rng(2000 + k)
+        chosen = [voices[i] for i in rng.permutation(len(voices))[:people]]
+        c = long_interview(chosen, seed=2000 + k, minutes=minutes, phone=phone, noise_snr=30 if phone else None)
+        name = f"{language}-{'phone' if phone else 'clean'} {minutes} min {'/'.join(v.name for v in chosen)}"
+        yield name, c, c.save(work / f"{side}-long-{k}.wav")

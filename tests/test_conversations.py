@@ -11,6 +11,7 @@ from igot_dev.conversations import (
     DIARIZER_ERRORS,
     coarse_turns,
     find_voices,
+    long_interview,
     pairs,
     pooled,
     simulate,
@@ -81,6 +82,27 @@ def test_no_recording_is_said_twice_when_asked(english_voices):
     reused = simulate(pair, seed=3, seconds=120)
     assert len(set(said)) >= 0.95 * len(said)  # a person may say a short word twice in their own recordings
     assert len({(w.speaker, w.text, round(w.end - w.start, 3)) for w in reused.words}) < 0.8 * len(reused.words)
+
+
+def test_a_long_interview_is_an_interview(english_voices):
+    """A long simulated interview: the interviewer asks, the others answer at greater length,
+    each word where its speaker's sound is, every word in its speaker's reference turn."""
+    people = english_voices[:3]
+    c = long_interview(people, seed=5, minutes=4, phone=True, noise_snr=30)
+    assert 235 < len(c.audio) / 16000 < 300
+    assert [w.start for w in c.words] == sorted(w.start for w in c.words)
+    said = {v.name: sum(w.end - w.start for w in c.words if w.speaker == v.name) for v in people}
+    assert set(said) == {w.speaker for w in c.words} and min(said.values()) > 5
+    assert said[people[0].name] < max(said[v.name] for v in people[1:])  # the interviewer says least
+    assert all(any(t.speaker == w.speaker and t.start <= w.start and w.end <= t.end for t in c.turns) for w in c.words)
+    level = lambda a, b: float(np.sqrt(np.mean(c.audio[int(a * 16000):int(b * 16000)] ** 2)))
+    spoken = [level(w.start, w.end) for w in c.words if w.end - w.start > 0.2]
+    turns = sorted(c.turns, key=lambda t: t.start)
+    gaps = [(x.end + 0.05, y.start - 0.05) for x, y in zip(turns, turns[1:]) if y.start - x.end > 0.6
+            and all(not (t.start < y.start and t.end > x.end) for t in turns)]
+    assert gaps and np.median([level(a, b) for a, b in gaps]) < 0.3 * np.median(spoken)
+    again = long_interview(people, seed=5, minutes=4, phone=True, noise_snr=30)
+    assert np.array_equal(again.audio, c.audio) and again.words == c.words
 
 
 @pytest.fixture(scope="module")
