@@ -18,7 +18,6 @@ from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
 from igot.media.recording import RECORDING_SUFFIXES
-from igot.runtime.devices import pick_device
 from igot.search.ask import ASK_LIMIT
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 from igot.search.meaning import MEANING_LIMIT
@@ -429,7 +428,7 @@ def queued(sources: Sequence[str]) -> list[str]:
 
 def run_queue(args: argparse.Namespace, options: RunOptions) -> int:
     """`igot run` over one or several sources, one after another, the models loaded once (kept
-    between recordings on a CPU; a GPU frees each after its stage, as one run does). A recording
+    between recordings; a GPU short of room frees them in order, igot.pipeline.models). A recording
     that fails is said in one line and the queue goes on; the end says which failed (exit 2)."""
     sources = queued(args.sources)
     if len(sources) > 1:
@@ -437,7 +436,7 @@ def run_queue(args: argparse.Namespace, options: RunOptions) -> int:
         if given:
             raise IgotError(f"{', '.join(given)} describe{'s' * (len(given) == 1)} one interview, and {len(sources)} were given.",
                             "Run those recordings one at a time with it, or leave it out (each is named by its title or file).")
-    models = Models(keep=len(sources) > 1 and pick_device(options.device).startswith("cpu"))
+    models = Models(keep=len(sources) > 1)  # one recording: each model freed once its stage is done
     failed: list[tuple[str, str]] = []
     code = 0
     for n, source in enumerate(sources, 1):

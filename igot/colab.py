@@ -259,7 +259,7 @@ def _place(result: RunResult) -> tuple[Path, str]:
 
 
 def name_speakers(result: RunResult, names: str) -> RunResult:
-    """Apply 'Ana, Bruno' (in the order step 5 lists the speakers, so running the cell again with
+    """Apply 'Ana, Bruno' (in the order step 6 lists the speakers, so running the cell again with
     other names starts from there) and bring every copy up to date: the files, the library page
     and, once the interview is in Drive, its Doc, Sheet row and kept JSON. Speakers given the same
     name become one: one person the speaker detection split in two."""
@@ -277,22 +277,22 @@ def name_speakers(result: RunResult, names: str) -> RunResult:
     t = phrases.name_speakers(result.transcript, phrases.parse_names(names))
     folder, stem = _place(result)
     t, kept = _summary_kept(t, folder / f"{stem}.json")
-    # the voices of the people named, from the windows step 5 kept: naming loads no model
+    # the voices of the people named, from the windows step 6 kept: naming loads no model
     saved = store.save(t, folder, stem, remembered=voices.after_naming(t, folder, stem, log=print))
     print("Speakers: " + ", ".join(f"{s.id[1:]} = {saved.transcript.speaker_name(s.id)}" for s in saved.transcript.speakers))
     before, now = len(result.transcript.speakers), len(saved.transcript.speakers)
     if now < before:
         print(f"{before} speakers, {now} names: speakers with the same name are now one person.")
     if kept:
-        print("The summary was written with the names before: run step 7 again to write it with these.")
+        print("The summary was written with the names before: run step 8 again to write it with these.")
     if saved.doc:
         print(f"Google Doc updated: {saved.doc}")
     return replace(result, transcript=saved.transcript, files=saved.files)
 
 
 def _summary_kept(t: Transcript, saved: Path) -> tuple[Transcript, bool]:
-    """The transcript with the summary step 7 wrote into its file (naming starts again from step
-    5's transcript, which has none), each cited time pointed at its phrase again; and whether
+    """The transcript with the summary step 8 wrote into its file (naming starts again from step
+    6's transcript, which has none), each cited time pointed at its phrase again; and whether
     there was one to keep."""
     from igot.summary.summarize import find_phrase
 
@@ -415,7 +415,7 @@ def session_and_drive(drive_folder: str = "", out_dir: Optional[Path] = None, re
 
 def ask_interviews(question: str, drive_folder: str = "", tag: str = "", write_answer: bool = True,
                    llm_model: str = "", out_dir: Optional[Path] = None):
-    """Ask every interview (this session's and the Drive folder's, as step 8 reads them): the
+    """Ask every interview (this session's and the Drive folder's, as step 9 reads them): the
     phrases that answer the question, by words and by meaning, then the LLM's answer written from
     them alone, its citations and quotes checked (igot ask). Interviews without a meaning index
     (those kept in Drive) are embedded first. Returns the answer (igot.search.ask.Answer)."""
@@ -428,7 +428,7 @@ def ask_interviews(question: str, drive_folder: str = "", tag: str = "", write_a
     interviews = session_and_drive(drive_folder, out_dir)
     only = ask.tag_phrases(interviews, tag) if tag.strip() else None
     if only == {}:
-        print(f"No highlight has the tag '{tag.strip()}': tag moments in the workspace (step 9), or leave the tag empty.")
+        print(f"No highlight has the tag '{tag.strip()}': tag moments in the workspace (step 2 or 10), or leave the tag empty.")
         return None
     device = pick_device("auto")
     index = meaning.load_index(interviews, embed.DEFAULT_EMBEDDING_MODEL)
@@ -449,12 +449,26 @@ def ask_interviews(question: str, drive_folder: str = "", tag: str = "", write_a
 COLAB_FRAMES = ("https://colab.research.google.com", "https://*.googleusercontent.com")
 
 
-def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, height: int = 820, llm_model: str = ""):
+def google_drive() -> list[Path]:
+    """Google Drive mounted where Colab mounts it (a permission pop-up the first time), as the
+    folders the workspace may add recordings from by their path: My Drive first (the page's
+    example), then the whole mount (shared drives, shortcuts)."""
+    from google.colab import drive
+
+    mount = workspace() / "drive"
+    drive.mount(str(mount))
+    return [mount / "MyDrive", mount]
+
+
+def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, height: int = 820, llm_model: str = "",
+                   recording_folders: Sequence[Path | str] = ()):
     """The research workspace (igot serve) inside the notebook, through Colab's port proxy (plain
     HTTP, which is all the workspace uses): every interview of this session and, with a Drive
-    folder, those iGot kept there (as step 8 read them, or read now). Highlights are written to
-    this session's files; step 7 run again puts the interview's in its Doc and Drive folder.
-    `llm_model`: the LLM that writes its Ask page's answers (step 7's). Returns the running
+    folder, those iGot kept there (as step 9 read them, or read now). Highlights are written to
+    this session's files; step 8 run again puts the interview's in its Doc and Drive folder.
+    `llm_model`: the LLM that writes its Ask page's answers (step 8's). Interviews are added from
+    its page too: files sent from the browser into this session, links, and, from
+    `recording_folders` (google_drive()), recordings by their path. Returns the running
     workspace (its .stop() ends it)."""
     import shutil
     from urllib.parse import urlsplit
@@ -479,8 +493,10 @@ def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, heigh
     proxy = output.eval_js(f"google.colab.kernel.proxyPort({port}, {{'cache': false}})")
     parts = urlsplit(str(proxy))
     running = server.start(out, sock=sock, origins=(f"{parts.scheme}://{parts.netloc}",), frame_ancestors=COLAB_FRAMES,
-                           llm_model=llm_model.strip() or None)
+                           llm_model=llm_model.strip() or None, recording_folders=recording_folders)
     output.serve_kernel_port_as_iframe(port, height=height)
+    paths = f", or the path of one in {recording_folders[0]}" if recording_folders else ""
     print(f"Research workspace over {out}: click a phrase to play it, select words to highlight and tag them. "
+          f"Add interviews there: choose recordings (sent into this session) or paste links{paths}. "
           f"In its own tab: {proxy}")
     return running

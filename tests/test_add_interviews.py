@@ -6,7 +6,9 @@ before they are read."""
 
 from __future__ import annotations
 
+import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,11 +16,14 @@ from fastapi.testclient import TestClient
 
 from igot.outputs import store
 from igot.outputs.store import Library
-from igot.pipeline import RunOptions
+from igot.pipeline import Models, RunOptions
 from igot.workspace import server
 from igot.workspace.guard import Door
+from igot.workspace.interviews import WorkspaceError
+from igot.workspace.models import Models as WorkspaceModels
 from igot.workspace.queue import MAX_CHUNK, Queue
 from tests.test_highlights import interview
+from tests.test_summary_redo import one_thread  # noqa: F401 (a fixture: generation on one thread)
 from tests.test_workspace_attacks import browser, refused_at_once  # noqa: F401 (browser: a fixture, Chromium for one test)
 from tests.test_workspace_browser import shot, wait_for
 
@@ -190,6 +195,167 @@ def test_a_waiting_recording_is_dropped_and_a_running_one_stops_at_its_next_stag
     assert tree(folder) - before <= {".igot/uploads", "recordings", ".igot/library-cache.json"}, tree(folder) - before
     assert client.post(f"/api/queue/{first['id']}/cancel", json={}).status_code == 200  # a finished one: off the list
     assert [j["id"] for j in client.get("/api/queue").json()["jobs"]] == [second["id"]]
+
+
+# --- one model pool for the queue, search and Ask (issue 41, point 2) ---------------------------------
+def test_the_queue_lets_go_of_the_runs_own_models_once_empty_and_keeps_those_of_search_and_ask(folder, door, lines):
+    pool = Models(keep=True)
+    for kind in ("whisper", "diarizer", "llm", "embedder"):  # as a run leaves them
+        pool.get((kind, "its model", "cpu"), lambda kind=kind: f"the {kind}")
+    queue = Queue(Library(folder), FAST, log=lines.append, models=pool)
+    client = TestClient(server.create_app(Library(folder), door, queue=queue), base_url=f"http://127.0.0.1:{PORT}",
+                        headers={"X-iGot-Token": door.token})
+    try:
+        job = client.post("/api/queue", json={"files": [{"name": "broken.mp3", "size": 23}]}).json()["jobs"][0]
+        put(client, job["id"], b"this is not a recording")
+        [done] = finished(client)
+        assert done["state"] == "failed"
+    finally:
+        queue.close()  # the worker has ended: the queue is empty
+    assert [key[0] for key in pool.loaded()] == ["llm", "embedder"]
+
+
+@pytest.mark.slow  # a recording made with tiny.en, summarised by SmolLM2 and embedded by all-MiniLM-L6-v2 (real weights)
+def test_search_and_ask_use_the_very_models_a_queued_run_used(devdata, folder, door, lines, smollm2, one_thread):
+    """One pool: the LLM handed to the workspace for Ask (as the notebook's is) writes the queued
+    run's summary, and the embedder the run loaded for its meaning index is the one search and Ask
+    find with afterwards; neither is loaded twice."""
+    from tests.test_search_meaning import minilm_path
+
+    pool = Models(keep=True)
+    models = WorkspaceModels(folder, minilm_path(), llm=smollm2, answer_tokens=40, pool=pool)
+    options = replace(FAST, summary=True, llm_model=smollm2.name, meaning=True, embedding_model=minilm_path())
+    queue = Queue(Library(folder), options, log=lines.append, models=pool)
+    client = TestClient(server.create_app(Library(folder), door, models=models, queue=queue),
+                        base_url=f"http://127.0.0.1:{PORT}", headers={"X-iGot-Token": door.token})
+    try:
+        data = (devdata / "openai_whisper/jfk.flac").read_bytes()
+        [job] = client.post("/api/queue", json={"files": [{"name": "jfk.flac", "size": len(data)}], "language": "en",
+                                                "speakers": 1}).json()["jobs"]
+        put(client, job["id"], data)
+        [done] = finished(client, 600)
+    finally:
+        queue.close()
+    assert done["state"] == "done", (done, lines)
+    made = Library(folder).open(done["stem"]).transcript
+    assert made.summary and made.info["summary"]["model"] == smollm2.name  # written with Ask's LLM
+    # One LLM and one embedder kept; the run's Whisper and speaker model let go of once the queue was empty.
+    assert pool.loaded() == [("llm", smollm2.name, "cpu"), ("embedder", minilm_path(), "cpu")]
+    embedder = pool.embedder(minilm_path(), "cpu")  # the run's: handed out, not loaded again
+
+    found = client.get("/api/search", params={"q": "what you can do for your country"}).json()
+    assert found["meaning"] and done["stem"] in {h["stem"] for h in found["hits"]}
+    question = "What should Americans ask of their country?"
+    asked = client.get("/api/ask", params={"q": question, "interview": done["stem"]}).json()
+    assert asked["meaning"] and asked["llm"] and asked["phrases"]
+    interviews = Library(folder).listing()[0]
+    assert models.meaning_parts(interviews)[0] is embedder and models.llm()[0] is smollm2
+    # The written answer, as /api/ask/answer writes it, here on the test's one thread (a server thread
+    # generates on as many as torch likes: 20x slower on 2 cores)
+    answer, line = models.answer(interviews, question, models.ask_phrases(interviews, question).hits)
+    assert line == "" and answer.model == smollm2.name
+    assert pool.loaded() == [("llm", smollm2.name, "cpu"), ("embedder", minilm_path(), "cpu")]  # nothing loaded again
+
+
+# --- recordings already on this computer, by their path (in Colab: Google Drive) ----------------------
+@pytest.fixture
+def drive(tmp_path) -> Path:
+    """A folder the workspace may add recordings from, and beside it one it may not."""
+    allowed, elsewhere = tmp_path / "drive", tmp_path / "elsewhere"
+    (allowed / "interviews").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "secret.mp3").write_text("not the page's to read")
+    (allowed / "interviews" / "broken.mp3").write_text("this is not a recording")
+    (allowed / "interviews" / "notes.txt").write_text("notes")
+    (allowed / "interviews" / "folder.mp4").mkdir()
+    (allowed / "interviews" / "out.mp3").symlink_to(elsewhere / "secret.mp3")
+    return allowed
+
+
+def test_paths_are_refused_by_a_workspace_given_no_recording_folders(client, queue, drive):
+    assert client.get("/api/queue").json()["recording_folders"] == []  # the page shows no paths field
+    r = client.post("/api/queue", json={"paths": str(drive / "interviews" / "broken.mp3")})
+    assert r.status_code == 400 and "adds no recordings by their path" in r.json()["error"]
+    assert "Choose the file" in r.json()["error"] and queue.listing() == []
+
+
+def test_a_path_is_added_only_inside_the_recording_folders_and_its_file_is_never_removed(tmp_path, folder, door, lines, drive):
+    queue = Queue(Library(folder), FAST, log=lines.append, recording_folders=[drive])
+    client = TestClient(server.create_app(Library(folder), door, queue=queue), base_url=f"http://127.0.0.1:{PORT}",
+                        headers={"X-iGot-Token": door.token})
+    try:
+        assert client.get("/api/queue").json()["recording_folders"] == [str(drive)]
+        inside = drive / "interviews"
+        for given, said in [(tmp_path / "elsewhere" / "secret.mp3", f"{tmp_path / 'elsewhere' / 'secret.mp3'} is not in {drive}"),
+                            (f"{inside}/../../elsewhere/secret.mp3", "is not in"),
+                            (inside / "out.mp3", f"{inside / 'out.mp3'} leads out of {drive}"),  # a link to outside
+                            (inside / "notes.txt", f"{inside / 'notes.txt'} is not a recording iGot reads"),
+                            (inside / "folder.mp4", f"{inside / 'folder.mp4'} is not a file"),
+                            (inside / "missing.mp3", f"No file {inside / 'missing.mp3'}"),
+                            ("interviews/broken.mp3", "'interviews/broken.mp3' is not the whole path of a file"),
+                            ("/etc/passwd", "/etc/passwd is not in")]:
+            r = client.post("/api/queue", json={"paths": f"{inside / 'broken.mp3'}\n{given}"})  # one bad path: none added
+            assert r.status_code == 400 and said in r.json()["error"], (given, r.text)
+            assert "\n" not in r.json()["error"]
+        assert queue.listing() == []
+
+        # One inside: made where it is (not a recording: it fails with its line) and left there.
+        before = tree(folder)
+        [job] = client.post("/api/queue", json={"paths": f"  {inside / 'broken.mp3'}  \n\n", "language": "en"}).json()["jobs"]
+        assert job["name"] == "broken.mp3" and job["state"] in ("waiting", "running", "failed")
+        [done] = finished(client)
+        assert done["state"] == "failed" and done["line"].startswith("Could not read broken.mp3"), done
+        assert str(drive) not in done["line"]
+        assert (inside / "broken.mp3").read_text() == "this is not a recording"  # the user's file stays
+        # Never copied into the library, and no interview: only the library's own state (.igot) changed.
+        assert all(p.startswith(".igot") for p in tree(folder) - before), tree(folder) - before
+    finally:
+        queue.close()
+
+
+def test_a_recording_folder_must_exist(folder, tmp_path):
+    with pytest.raises(WorkspaceError, match="No folder .*missing to add recordings from"):
+        Queue(Library(folder), FAST, recording_folders=[tmp_path / "missing"])
+
+
+@pytest.mark.slow  # Chromium, and a recording made with tiny.en
+def test_a_recording_added_by_its_path_through_the_page_plays_from_where_it_is(browser, devdata, folder, drive):  # noqa: F811
+    """The page shows the paths field only where the server names its recording folders; a path
+    typed there becomes an interview that plays the file where it is (never copied)."""
+    recording = drive / "interviews" / "jfk.flac"
+    shutil.copy(devdata / "openai_whisper/jfk.flac", recording)
+    running = server.start(folder, run_options=FAST, recording_folders=[drive])
+    try:
+        page = browser.open(running.url)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.locator(".adding .add-open").click()
+        paths = page.locator(".add-form textarea[name=paths]")
+        paths.wait_for()
+        assert str(drive) in page.locator(".add-form label.paths .hint").text_content()
+        assert paths.get_attribute("placeholder") == f"{drive}/interviews/ana.mp4"
+        paths.fill(str(recording))
+        page.locator(".add-form select[name=language]").select_option("en")
+        page.locator(".add-form input[name=speakers]").fill("1")
+        shot(page, "workspace-add-paths.png")
+        page.locator(".add-form button[type=submit]").click()
+        wait_for(page, "document.querySelectorAll('.queue .job.done').length === 1", 180)
+        wait_for(page, "document.querySelectorAll('table.list a.title').length === 2")  # the library grew
+        assert page.locator(".queue .job.done a.job-name").text_content() == "jfk.flac"
+        assert page.locator(".add-form textarea[name=paths]").input_value() == ""  # cleared once added
+        [done] = running.queue.listing()
+        made = Library(folder).open(done["stem"]).transcript
+        assert made.source.path == str(recording.resolve()) and made.phrases
+        assert not (folder / "recordings").exists()
+        assert not errors, errors
+    finally:
+        running.stop()
+    door = Door(PORT)
+    client = TestClient(server.create_app(Library(folder), door), base_url=f"http://127.0.0.1:{PORT}",
+                        headers={"X-iGot-Token": door.token})
+    media = client.get(f"/media/{done['stem']}")
+    assert media.status_code == 200 and media.content == recording.read_bytes()
+    assert recording.is_file()
 
 
 # --- in Chromium ---------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import ast
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 
 import jupytext
@@ -30,7 +31,8 @@ def test_notebook_and_its_readable_twin_agree():
 def test_cells_are_forms_in_the_promised_order():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     titles = [re.search(r"#@title (.*?)(\{|$)", c.source, re.M).group(1).strip() for c in nb.cells if c.cell_type == "code"]
-    assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
+    assert [t.split(".")[0] for t in titles] == [str(n) for n in range(1, 12)]
+    assert titles[1].startswith("2. Open the workspace")  # right after installing: interviews are added there
     assert all(c.metadata.get("cellView") == "form" for c in nb.cells if c.cell_type == "code")
     # every code cell stays a few statements: the logic lives in igot, where it is tested
     for c in nb.cells:
@@ -133,6 +135,26 @@ def library_entry(folder: Path, name: str) -> dict:
     return next(iv for iv in data["interviews"] if iv["name"] == name)
 
 
+def workspace_shown(iframes: Path, nth: int = 0) -> tuple[int, str]:
+    """(port, token) of the `nth` workspace a cell showed in an iframe (the fake Colab writes them
+    down), its token read from its page as the page's script reads it."""
+    port = json.loads(iframes.read_text().splitlines()[nth])["port"]
+    status, page = ask_workspace(port, "GET", "/")
+    assert status == 200, page
+    return port, re.search(r'<meta name="igot-token" content="([^"]+)">', page).group(1)
+
+
+def ask_workspace(port: int, method: str, path: str, token: str = "", body: dict | None = None) -> tuple[int, str]:
+    """A request to a workspace the notebook's kernel serves, as its page would send it."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {**({"X-iGot-Token": token} if token else {}), **({"Content-Type": "application/json"} if body is not None else {})}
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    answer = conn.getresponse()
+    return answer.status, answer.read().decode()
+
+
 def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypatch):
     """As a user: every cell in order, the Doc in Drive, then the speakers named again (two are
     one person): the files, the library page, the Doc, the Sheet row and the JSON kept in Drive
@@ -161,10 +183,11 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     monkeypatch.setenv("PYTHONPATH", f"{FAKE_COLAB}:{Path(__file__).resolve().parents[1]}")
     monkeypatch.setenv("FAKE_COLAB_DRIVE", str(drive))
     monkeypatch.setenv("FAKE_COLAB_DOWNLOADS", str(tmp_path / "downloads"))
+    monkeypatch.setenv("FAKE_COLAB_IFRAMES", str(tmp_path / "iframes.jsonl"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    fill_form(nb, drive_path="Interviews/radio call.flac", interview_name="Radio call", language="en",
+    fill_form(nb, mount_google_drive=True, drive_path="Interviews/radio call.flac", interview_name="Radio call", language="en",
               whisper_model="bundled:tiny.en", number_of_speakers=4, speaker_names="",
               summary_model=str(smollm2_file()),  # a small instruction-tuned model that needs no download
               drive_folder="Research/iGot", search_for="thank",
@@ -193,36 +216,41 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     with client.setup_kernel():
         for i, cell in enumerate(list(nb.cells)):
             client.execute_cell(cell, i)
-            if cell is cells[5]:  # 6. Name the speakers, looked at before typing any name; then named
+            if cell is cells[1]:  # 2. The workspace, Drive mounted: it adds recordings from Drive by their path
+                port, token = workspace_shown(tmp_path / "iframes.jsonl")
+                adding = json.loads(ask_workspace(port, "GET", "/api/queue", token)[1])
+            if cell is cells[6]:  # 7. Name the speakers, looked at before typing any name; then named
                 first_look = text(cell)
                 fill_form(nb, speaker_names="Host, Brian, Sandra, Expert")
                 client.execute_cell(cell, i)
-            if cell is cells[6]:  # 7. Summary, Google Doc and files: the transcript and library page then
+            if cell is cells[7]:  # 8. Summary, Google Doc and files: the transcript and library page then
                 made, after_doc = Transcript.load(out / "radio-call.json"), library_entry(out, "Radio call")
         outputs = [text(c) for c in cells]
         fill_form(nb, speaker_names="Host, Brian, Host, Expert")  # the host was heard as two people
-        client.execute_cell(cells[5], nb.cells.index(cells[5]))
-        renamed = text(cells[5])
+        client.execute_cell(cells[6], nb.cells.index(cells[6]))
+        renamed = text(cells[6])
         nb.cells.append(nbformat.v4.new_code_cell(DRIVE_SENT.format(path=str(sent_file))))
         client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
     sent = [Sent(m, u, h, base64.b64decode(b)) for m, u, h, b in json.loads(sent_file.read_text())]
 
     assert "All libraries installed!" in outputs[0]
-    assert "No HF_TOKEN secret" in outputs[1]
-    assert "radio call.flac" in outputs[2]
+    assert "Research workspace over" in outputs[1] and "Add interviews there" in outputs[1] and "Traceback" not in outputs[1]
+    assert adding == {"jobs": [], "recording_folders": [str(work / "drive" / "MyDrive"), str(work / "drive")]}
+    assert "No HF_TOKEN secret" in outputs[2]
+    assert "radio call.flac" in outputs[3]
     recognised = "Host (recognised), Speaker 2, Speaker 3, Speaker 4"
-    assert re.search(rf"Done: 0:41 of audio, 4 speakers \({re.escape(recognised)}\), \d+ phrases .*real-time factor \d", outputs[4])
-    assert "Voices: Speaker 1 sounds like Host" in outputs[4]
+    assert re.search(rf"Done: 0:41 of audio, 4 speakers \({re.escape(recognised)}\), \d+ phrases .*real-time factor \d", outputs[5])
+    assert "Voices: Speaker 1 sounds like Host" in outputs[5]
     assert "Speakers: 1 = Host (recognised), 2 = Speaker 2, 3 = Speaker 3, 4 = Speaker 4" in first_look
     assert "Host (recognised): “" in first_look and "to accept them" in first_look
     # word timing and punctuation are on by default; offline their models are skipped with a word
-    assert "Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this computer" in outputs[4]
-    audio_players = [o for o in cells[5].outputs if "text/html" in o.get("data", {}) and "<audio" in o["data"]["text/html"]]
+    assert "Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this computer" in outputs[5]
+    audio_players = [o for o in cells[6].outputs if "text/html" in o.get("data", {}) and "<audio" in o["data"]["text/html"]]
     assert len(audio_players) == 4  # one clip per speaker, to know who is who
-    assert "Speakers: 1 = Host, 2 = Brian, 3 = Sandra, 4 = Expert" in outputs[5]
-    assert "Summary: writing it with" in outputs[6] and f"Google Doc: https://docs.google.com/document/d/{DOC}/" in outputs[6]
+    assert "Speakers: 1 = Host, 2 = Brian, 3 = Sandra, 4 = Expert" in outputs[6]
+    assert "Summary: writing it with" in outputs[7] and f"Google Doc: https://docs.google.com/document/d/{DOC}/" in outputs[7]
 
-    # After step 7: the names and the summary in the files, the library page, the Doc, the Sheet
+    # After step 8: the names and the summary in the files, the library page, the Doc, the Sheet
     # row and the JSON kept in Drive.
     names, points = ["Host", "Brian", "Sandra", "Expert"], [p.text for p in made.summary]
     assert [s.name for s in made.speakers] == names and points, "the summary model wrote no point"
@@ -242,35 +270,35 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
                      "Expert": {"Radio call"}}
 
     # The search cell: this session's interviews and the one kept in Drive, each hit with its link
-    # (step 9 has since copied Drive's into the session's folder: one of each, by file name).
+    # (step 10 has since copied Drive's into the session's folder: one of each, by file name).
     interviews = list({iv.path.name: iv for iv in load_interviews(work / "igot-drive") + load_interviews(out)}.values())
     hits = search(sorted(interviews, key=lambda iv: iv.date, reverse=True), "thank")
     assert {h.interview for h in hits} >= {"Radio call", "Falcon test call", "Earlier call"}
-    assert outputs[7].startswith(f"{len(hits)} phrases in {len({h.interview for h in hits})} of 4 interviews:")
+    assert outputs[8].startswith(f"{len(hits)} phrases in {len({h.interview for h in hits})} of 4 interviews:")
     for h in hits:
-        assert f"• {h.interview} · " in outputs[7] and f"{h.text}\n  {h.video}\n" in outputs[7]
+        assert f"• {h.interview} · " in outputs[8] and f"{h.text}\n  {h.video}\n" in outputs[8]
 
-    # Step 9: the workspace over this session's interviews and Drive's, through the port proxy.
-    assert "Research workspace over" in outputs[8] and "Traceback" not in outputs[8]
+    # Step 10: the workspace over this session's interviews and Drive's, through the port proxy.
+    assert "Research workspace over" in outputs[9] and "Traceback" not in outputs[9]
     assert {"Radio call", "Falcon test call", "Earlier call"} <= {iv.name for iv in load_interviews(out)}
 
-    # Step 10: the question asked of every interview; offline, without the embedding model, by
-    # words, and one line says what meaning needs; the phrases are those step 8 found.
+    # Step 11: the question asked of every interview; offline, without the embedding model, by
+    # words, and one line says what meaning needs; the phrases are those step 9 found.
     from igot.search.ask import find_phrases
 
-    asked = outputs[9]
+    asked = outputs[10]
     want = find_phrases(sorted(interviews, key=lambda iv: iv.date, reverse=True), "thank", None, None)
     assert want and "Traceback" not in asked and f"Phrases that answer it ({len(want)}):" in asked
     assert sum("search finds words only" in line for line in asked.splitlines()) == 1
     assert all(f"{h.interview} · {format_clock(h.start)} · " in asked and h.text in asked for h in want)
 
-    # Step 6 again after the Doc, two speakers given one name: one person, everywhere.
+    # Step 7 again after the Doc, two speakers given one name: one person, everywhere.
     assert "Speakers: 1 = Host, 2 = Brian, 3 = Expert" in renamed and "4 speakers, 3 names" in renamed
     assert f"Google Doc updated: https://docs.google.com/document/d/{DOC}/" in renamed
     now = Transcript.load(out / "radio-call.json")
     assert [s.name for s in now.speakers] == ["Host", "Brian", "Expert"] and {p.speaker for p in now.phrases} == {"S1", "S2", "S3"}
     assert [p.text for p in now.summary] == points  # kept, said to be written with the earlier names
-    assert "run step 7 again" in renamed
+    assert "run step 8 again" in renamed
     assert library_entry(out, "Radio call")["spoken"] == ["Host", "Brian", "Expert"]
     update, new_row, new_kept = sent[19], sent_rows(sent[22])[1], sent[25]
     assert update.method == "PATCH" and f"/files/{DOC}" in update.uri  # the same Doc, not a second one
@@ -298,5 +326,49 @@ def test_missing_interview_is_one_clear_message(tmp_path, monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     with pytest.raises(CellExecutionError):
         NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    err = "".join(o.get("text", "") for o in nb.cells[3].outputs if o.get("name") == "stderr")
+    choose = next(c for c in nb.cells if "#@title 4. Choose the interview" in c.source)
+    err = "".join(o.get("text", "") for o in choose.outputs if o.get("name") == "stderr")
     assert "No interview chosen" in err and "Traceback" not in err
+
+
+def test_the_workspace_opens_right_after_installing_and_adds_from_drive(tmp_path, monkeypatch):
+    """Step 2 as a user runs it, Drive ticked: the workspace in the notebook, whose page is offered
+    the paths field (Drive's folders); a recording in Drive is added by its path and made where it
+    is (not a recording: it fails with its line, and stays in Drive); a path out of Drive is refused."""
+    from nbclient import NotebookClient
+
+    drive = tmp_path / "my-drive"
+    (drive / "Interviews").mkdir(parents=True)
+    (drive / "Interviews" / "broken.mp3").write_text("this is not a recording")
+    (tmp_path / "secret.mp3").write_text("not the page's to read")
+    monkeypatch.setenv("PYTHONPATH", f"{FAKE_COLAB}:{Path(__file__).resolve().parents[1]}")
+    monkeypatch.setenv("FAKE_COLAB_DRIVE", str(drive))
+    monkeypatch.setenv("FAKE_COLAB_IFRAMES", str(tmp_path / "iframes.jsonl"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    work = tmp_path / "session"
+    work.mkdir()
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    fill_form(nb, mount_google_drive=True)
+    install, step2 = [c for c in nb.cells if c.cell_type == "code"][:2]
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(work)}})
+    in_drive = work / "drive" / "MyDrive" / "Interviews" / "broken.mp3"  # as Colab's file panel copies it
+    with client.setup_kernel():
+        for cell in (install, step2):
+            client.execute_cell(cell, nb.cells.index(cell))
+        port, token = workspace_shown(tmp_path / "iframes.jsonl")
+        listed = json.loads(ask_workspace(port, "GET", "/api/queue", token)[1])
+        refused = ask_workspace(port, "POST", "/api/queue", token, {"paths": str(tmp_path / "secret.mp3")})
+        status, added = ask_workspace(port, "POST", "/api/queue", token, {"paths": str(in_drive)})
+        for _ in range(600):
+            jobs = json.loads(ask_workspace(port, "GET", "/api/queue", token)[1])["jobs"]
+            if jobs and jobs[0]["state"] not in ("waiting", "running"):
+                break
+            time.sleep(0.1)
+    said = "".join(o.get("text", "") for o in step2.outputs)
+    assert "Research workspace over" in said and f"or the path of one in {work / 'drive' / 'MyDrive'}" in said
+    assert "Traceback" not in said
+    assert listed["recording_folders"] == [str(work / "drive" / "MyDrive"), str(work / "drive")]
+    assert refused[0] == 400 and f"{tmp_path / 'secret.mp3'} is not in" in json.loads(refused[1])["error"]
+    assert status == 201 and json.loads(added)["jobs"][0]["name"] == "broken.mp3"
+    assert jobs[0]["state"] == "failed" and jobs[0]["line"].startswith("Could not read broken.mp3"), jobs
+    assert (drive / "Interviews" / "broken.mp3").read_text() == "this is not a recording"

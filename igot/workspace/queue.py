@@ -1,6 +1,9 @@
 """Adding interviews from the workspace (issue 41, point 1): the recordings the page sends (files,
 or links) wait in one queue and are made one after another by a worker thread, with the models
-loaded once for the queue (as `igot run a b c` does, igot.cli.run_queue).
+loaded once for the queue (as `igot run a b c` does, igot.cli.run_queue), into the workspace's one
+model pool (issue 41, point 2): kept while the queue has work (a GPU short of room frees them in
+order, igot.pipeline.models), the run's own let go of once it is empty, the LLM and the embedder
+kept for search and Ask.
 
 What each job shows comes from the run's own lines (igot.pipeline.run's `log`): the stage each
 line names, and the time left from each stage's pace (igot.runtime.pace), measured on this
@@ -18,27 +21,35 @@ when its job starts it moves to the library's recordings/ folder, under a name n
 or work folder has, so the interview plays it in the workspace as `igot run` interviews play the
 file they were made from. A job that fails or is cancelled takes its recording and work folder
 away with it (a later upload of the same name must not reuse their stages).
+
+A recording already on this computer is added by its path (issue 41, point 5: in Colab, a file in
+the mounted Google Drive), only when the workspace was started with folders to add them from, and
+only a recording file inside one of them by its real path (no symbolic link leading out): the page
+can name any path, so the server must not read anything else. Such a job runs from the file where
+it is, as `igot run FILE` does: it is never moved, copied or removed, whatever becomes of the job.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
+import stat
 import threading
 import time
 import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from igot.errors import IgotError
 from igot.links import is_url
 from igot.media.recording import RECORDING_SUFFIXES
 from igot.outputs.store import Library
 from igot.pipeline import Models, RunOptions, check_options, run, work_dir_for
+from igot.pipeline.models import RUN_ONLY
 from igot.runtime import pace
-from igot.runtime.devices import pick_device
 from igot.speakers.phrases import parse_names
 from igot.workspace.interviews import WorkspaceError
 
@@ -46,6 +57,7 @@ MAX_UPLOAD = 4 * 2**30  # bytes of one recording: an hour of video is well under
 MAX_CHUNK = 16 * 2**20  # bytes of one upload request (the page sends 8 MiB): a proxy may cut longer ones
 MAX_JOBS = 100  # recordings added at once
 MAX_LINK = 2000  # characters of one link
+MAX_PATH = 4096  # characters of one path (Linux's own limit)
 MAX_NAME = 200  # characters of an interview's name, and of the speakers' names
 KEPT_FINISHED = 50  # finished jobs still listed, newest first
 UPLOAD_IDLE = 15 * 60  # seconds: an upload that stopped this long ago (its page closed) is dropped
@@ -138,6 +150,7 @@ class Job:
     name: str  # what the page shows: the file's name, the link, or the name given
     options: RunOptions
     link: Optional[str] = None
+    path: Optional[Path] = None  # a recording on this computer, by its real path: played where it is, never removed
     upload: Optional[Path] = None  # the file's bytes while they come and wait (.igot/uploads/ID/NAME)
     size: int = 0  # bytes the page said the file has
     received: int = 0
@@ -163,31 +176,45 @@ class Job:
 class Queue:
     """The library's recordings to make, one at a time, by a worker thread started when one waits.
     `options`: what every run is asked (the workspace's start decides them: tests run the small
-    bundled models); the page adds each batch's language, speakers and names."""
+    bundled models); the page adds each batch's language, speakers and names. `recording_folders`:
+    where recordings already on this computer may be added from by their path (none: only files
+    sent from the page, and links). `models`: the pool the runs load into, the workspace's (None:
+    one of its own); kept while the queue has work."""
 
-    def __init__(self, lib: Library, options: Optional[RunOptions] = None, log: Callable[[str], None] = lambda m: None):
+    def __init__(self, lib: Library, options: Optional[RunOptions] = None, log: Callable[[str], None] = lambda m: None,
+                 recording_folders: Sequence[Path | str] = (), models: Optional[Models] = None):
         self.lib = lib
         self.folder = lib.folder
+        self.recording_folders = [Path(os.path.abspath(Path(f).expanduser())) for f in recording_folders]
+        for given in self.recording_folders:
+            if not given.is_dir():
+                raise WorkspaceError(f"No folder {given} to add recordings from.",
+                                     "Give a folder that exists (in Colab: mount Google Drive first).")
+        # As given: what the page shows, and where a path is checked before the disk is read. By their
+        # real paths: where its file must really be (My Drive itself may be a link).
+        self.real_folders = [f.resolve() for f in self.recording_folders]
         self.options = replace(options or RunOptions(), progress=False)  # no progress bars in the server's terminal
         self.log = log
         self.jobs: list[Job] = []
         self.lock = threading.Lock()
         self.worker: Optional[threading.Thread] = None
-        self.models: Optional[Models] = None  # kept while the queue has work; issue 41 point 2 would share the workspace's
+        self.models = models or Models(keep=True)  # kept: while jobs wait, a model once loaded is not loaded again
         self.numbered = 0
         forget_uploads(self.folder)
 
     # --- what the page asks ------------------------------------------------------------------
     def add(self, body: dict) -> list[dict]:
-        """The jobs for one batch: {"files": [{"name", "size"}...], "links": "one a line", "name",
-        "language", "speakers", "names"}. Files then come with `receive`; links wait at once.
-        Everything is checked before any job is made: a wrong option adds nothing."""
-        files, links = body.get("files") or [], body.get("links") or ""
-        if not isinstance(files, list) or not isinstance(links, str):
-            raise WorkspaceError("The recordings must be a list of files and text with one link a line.",
+        """The jobs for one batch: {"files": [{"name", "size"}...], "links": "one a line", "paths":
+        "one a line", "name", "language", "speakers", "names"}. Files then come with `receive`;
+        links and paths wait at once. Everything is checked before any job is made: a wrong option
+        or path adds nothing."""
+        files, links, paths = body.get("files") or [], body.get("links") or "", body.get("paths") or ""
+        if not isinstance(files, list) or not isinstance(links, str) or not isinstance(paths, str):
+            raise WorkspaceError("The recordings must be a list of files, and text with one link (or path) a line.",
                                  "Add them from the workspace page.")
         links = [line.strip() for line in links.splitlines() if line.strip()]
-        count = len(files) + len(links)
+        paths = [line.strip() for line in paths.splitlines() if line.strip()]
+        count = len(files) + len(links) + len(paths)
         if not count:
             raise WorkspaceError("No recording was given.", "Choose or drop recordings, or paste links (one a line).")
         if count > MAX_JOBS:
@@ -197,6 +224,7 @@ class Queue:
         for link in links:
             if len(link) > MAX_LINK or not is_url(link):
                 raise WorkspaceError(f"{link[:80]!r} is not a link.", "Paste links starting with http:// or https://, one a line.")
+        found = [(Path(given).name, self.recording_path(given)) for given in paths]
         for name, size in named:
             if name is None or not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 raise WorkspaceError("A file was sent without its name and size.", "Add it from the workspace page.")
@@ -211,6 +239,7 @@ class Queue:
                 job.upload = self.folder / UPLOADS / f"{job.id}-{secrets.token_hex(4)}" / name
                 made.append(job)
             made += [Job(self.next_id(), options.name or link, options, link=link) for link in links]
+            made += [Job(self.next_id(), options.name or name, options, path=path) for name, path in found]
             try:
                 for job in made:
                     if job.upload is not None:
@@ -253,6 +282,39 @@ class Queue:
                           speakers=speakers, names=parse_names(names) if names else None)
         check_options(options)
         return options
+
+    def recording_path(self, given: str) -> Path:
+        """The real path of a recording on this computer the page named: a regular file with a
+        recording's suffix, inside one of the recording folders by its path as given and by its
+        real path. Refused with one line otherwise, before anything outside them is looked at."""
+        shown = given[:300]
+        if not self.recording_folders:
+            raise WorkspaceError(f"{shown!r}: this workspace adds no recordings by their path.",
+                                 "Choose the file (it is sent from the page) or paste its link; or open the workspace "
+                                 "with a folder to add recordings from (in Colab: step 2, with Google Drive mounted).")
+        folders = " or ".join(str(f) for f in self.recording_folders)
+        if len(given) > MAX_PATH or "\x00" in given or not os.path.isabs(given):
+            raise WorkspaceError(f"{shown!r} is not the whole path of a file.",
+                                 f"Give it from the start, e.g. {self.recording_folders[0] / 'interviews' / 'ana.mp4'}.")
+        path = Path(os.path.normpath(given))
+        if not any(path.is_relative_to(f) for f in self.recording_folders + self.real_folders):
+            raise WorkspaceError(f"{shown} is not in {folders}.",
+                                 "Add recordings from there only; choose any other file to send it from the page.")
+        try:
+            real = path.resolve(strict=True)
+            regular = stat.S_ISREG(real.stat().st_mode)
+        except (OSError, RuntimeError, ValueError):
+            raise WorkspaceError(f"No file {shown}.", "Check its spelling and capitals (in Colab, the Files panel's ⋮ "
+                                 "menu has Copy path).") from None
+        if not any(real.is_relative_to(f) for f in self.real_folders):  # a link leading out
+            raise WorkspaceError(f"{shown} leads out of {folders} (a link to {real}).",
+                                 "Add the recording itself from there, or choose it to send it from the page.")
+        if not regular:
+            raise WorkspaceError(f"{shown} is not a file.", "Give the path of an audio or video file, one a line.")
+        if real.suffix.lower() not in RECORDING_SUFFIXES:
+            raise WorkspaceError(f"{shown} is not a recording iGot reads.",
+                                 f"Give audio or video files ({', '.join(sorted(RECORDING_SUFFIXES))}).")
+        return real
 
     def receive(self, job_id: str, offset: int, data: bytes, last: bool) -> dict:
         """A chunk of an uploaded file, at `offset`; `last`: the file is whole, its job waits."""
@@ -344,25 +406,21 @@ class Queue:
             self.worker.start()
 
     def work(self) -> None:
-        # Models kept between recordings on a CPU; a GPU frees each after its stage, as one run does.
-        # (Asked before the lock: the first question imports torch.)
-        keep = pick_device(self.options.device).startswith("cpu")
         while True:
             with self.lock:
                 job = next((j for j in self.jobs if j.state == "waiting"), None)
                 if job is None:
+                    # The run's own models' memory back until the next recording comes; the LLM and
+                    # the embedder stay, which search, Ask and the summary done again use.
+                    self.models.free(RUN_ONLY)
                     self.worker = None
-                    self.models = None  # their memory back, until the next recording comes
                     return
                 job.state, job.progress = "running", Progress(planned_stages(job.options))
-                if self.models is None:
-                    self.models = Models(keep=keep)
-                models = self.models
-            self.make(job, models)
+            self.make(job, self.models)
 
     def make(self, job: Job, models: Models) -> None:
         """Run the job's recording into an interview, and say how it went on the job."""
-        source = job.link or ""
+        source = job.link or (str(job.path) if job.path is not None else "")
         worker = threading.current_thread()
 
         def said(line: str) -> None:
@@ -378,6 +436,8 @@ class Queue:
         try:
             if job.stopping:
                 raise Cancelled()
+            if job.path is not None:  # checked again: the file may have changed since it was added
+                source = str(self.recording_path(source))
             source = source or str(self.placed(job))
             result = run(source, self.folder, job.options, models=models, log=said)
         except Cancelled:
@@ -415,7 +475,7 @@ class Queue:
         return path.resolve()
 
     def finish(self, job: Job, state: str, line: str, source: str) -> None:
-        if state != "done" and job.link is None and source:  # before the page hears it ended
+        if state != "done" and job.link is None and job.path is None and source:  # before the page hears it ended
             self.take_back(Path(source))
         remove_upload(job)
         with self.lock:

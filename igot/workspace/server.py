@@ -104,13 +104,14 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
                queue: Optional[Queue] = None) -> FastAPI:
     """The workspace over `lib`, answering only requests that `door` lets in; `models`: those of
     search by meaning, Ask and Themes (loaded when first needed); `queue`: the recordings being
-    made into interviews (igot.workspace.queue)."""
+    made into interviews (igot.workspace.queue). Either made here takes the other's model pool:
+    one pool serves both."""
     app = FastAPI(title="iGot workspace", docs_url=None, redoc_url=None, openapi_url=None)
     policy = _policy(frame_ancestors)
-    models = models or Models(lib.folder)
+    models = models or Models(lib.folder, pool=queue.models if queue is not None else None)
     boards = Themes(lib.folder)
     left_counts = review_page.LeftCounts(lib)
-    queue = queue or Queue(lib)
+    queue = queue or Queue(lib, models=models.pool)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:
@@ -395,7 +396,9 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
     # --- adding interviews: recordings (files or links) queued, made one after another ---------------
     @app.get("/api/queue")
     async def queue_list() -> Response:
-        return JSONResponse({"jobs": await run_in_threadpool(queue.listing)})
+        # with the folders recordings may be added from by their path: the page offers it only then
+        return JSONResponse({"jobs": await run_in_threadpool(queue.listing),
+                             "recording_folders": [str(f) for f in queue.recording_folders]})
 
     @app.post("/api/queue")
     async def queue_add(request: Request) -> Response:
@@ -553,17 +556,22 @@ def _server(lib: Library, door: Door, frame_ancestors: Sequence[str], models: Op
 def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_ancestors: Sequence[str] = (),
           sock: Optional[socket.socket] = None, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
           use_llm: bool = True, answer_tokens: Optional[int] = None, llm: Any = None,
-          run_options: Optional[RunOptions] = None) -> Running:
+          run_options: Optional[RunOptions] = None, recording_folders: Sequence[Path | str] = (),
+          device: Optional[str] = None) -> Running:
     """Serve the library in `folder` from a thread; returns once it answers. `llm`: an LLM already
     loaded, for Ask's answers (else `llm_model` is loaded when first asked); `run_options`: what
-    the recordings added from the page are made with (the defaults of `igot run` unless given)."""
+    the recordings added from the page are made with (the defaults of `igot run` unless given);
+    `recording_folders`: where the page may add recordings from by their path (none unless given);
+    `device`: where search's and Ask's models load (None: the runs' device, so a model a run loaded
+    is the one they use). One model pool serves the page and the queue."""
     lib = Library(folder)
     sock = sock or bind(port)
     port = sock.getsockname()[1]
     door = Door(port, tuple(origins))
-    queue = Queue(lib, run_options)
-    server = _server(lib, door, frame_ancestors, Models(lib.folder, embedding_model, llm_model, use_llm, "cpu",
-                                                       answer_tokens or ask.MAX_NEW_TOKENS, llm), queue)
+    models = Models(lib.folder, embedding_model, llm_model, use_llm, device or (run_options or RunOptions()).device,
+                    answer_tokens or ask.MAX_NEW_TOKENS, llm)
+    queue = Queue(lib, run_options, recording_folders=recording_folders, models=models.pool)
+    server = _server(lib, door, frame_ancestors, models, queue)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="igot-workspace")
     thread.start()
     while not server.started and thread.is_alive():
@@ -575,8 +583,10 @@ def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_
 
 def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = True,
           log: Callable[[str], None] = print, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
-          use_llm: bool = True, device: str = "auto", run_options: Optional[RunOptions] = None) -> None:
-    """`igot serve`: serve until Ctrl+C. `run_options`: what recordings added from the page are made with."""
+          use_llm: bool = True, device: str = "auto", run_options: Optional[RunOptions] = None,
+          recording_folders: Sequence[Path | str] = ()) -> None:
+    """`igot serve`: serve until Ctrl+C. `run_options`: what recordings added from the page are made with;
+    `recording_folders`: where the page may add recordings from by their path (none unless given)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise IgotError(f"No library folder {folder}.", "Give the folder iGot wrote the interviews to (--out).")
@@ -589,8 +599,8 @@ def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = Tru
     gc.freeze()  # the library just read is kept for the server's life (SETTLE_AFTER)
     log(f"Workspace: {len(interviews)} interview{'s' * (len(interviews) != 1)} in {lib.folder}, at {url} "
         "(only this computer can open it; Ctrl+C stops it)")
-    server = _server(lib, Door(sock.getsockname()[1]), (), Models(lib.folder, embedding_model, llm_model, use_llm, device),
-                     Queue(lib, run_options, log))
+    models = Models(lib.folder, embedding_model, llm_model, use_llm, device)  # its pool is the queue's too
+    server = _server(lib, Door(sock.getsockname()[1]), (), models, Queue(lib, run_options, log, recording_folders, models.pool))
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
     server.run(sockets=[sock])

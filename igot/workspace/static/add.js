@@ -1,5 +1,6 @@
 // Adding interviews from the library's page (issue 41, point 1): recordings chosen or dropped, or
-// links pasted (one a line), with a name, language, number of speakers and names when known. They
+// links pasted (one a line), or (when the server was given folders to add them from: Google Drive
+// in Colab) the paths of recordings already there, with a name, language, number of speakers and names when known. They
 // go to the server's queue (igot.workspace.queue), made one after another; the list below the form
 // asks how each is doing every second while one waits or runs (plain requests: Colab's proxy
 // carries no WebSockets), and the library is drawn again as each finishes.
@@ -23,6 +24,7 @@ let box = null;        // the panel and the queue's list
 let chosen = [];       // the files chosen or dropped, not added yet
 let polling = false;   // a poll is under way or due
 let seenDone = null;   // the jobs already seen finished (null: not asked yet)
+let pathsShown = false; // the paths field is drawn (once the server names its recording folders)
 
 // Draw the panel in `where` (a placeholder of the library's page) and show the queue.
 export function mountAdding(where) {
@@ -41,6 +43,7 @@ function build() {
         <span class="hint">audio or video, several at once</span><ul class="chosen"></ul></div>
       <label class="links">Links <span class="hint">one a line: YouTube, Vimeo, or a file's address</span>
         <textarea name="links" rows="2" placeholder="https://www.youtube.com/watch?v=…"></textarea></label>
+      <div class="paths-slot"></div>
       <div class="add-row">
         <label>Name <span class="hint">one recording only</span><input name="name" maxlength="200" placeholder="its file name or title"></label>
         <label>Language <select name="language"><option value="">Detect</option>${LANGUAGES.map(([code, name]) =>
@@ -102,6 +105,7 @@ async function add(form, show) {
   error.textContent = "";
   const files = chosen.slice();
   const body = { files: files.map((f) => ({ name: f.name, size: f.size })), links: form.links.value,
+    paths: form.paths ? form.paths.value : "",
     name: form.name.value, language: form.language.value, speakers: form.speakers.value, names: form.names.value };
   let added;
   try {
@@ -112,7 +116,7 @@ async function add(form, show) {
   }
   chosen = [];
   drawChosen();
-  for (const field of ["links", "name", "speakers", "names"]) form[field].value = "";
+  for (const field of ["links", "paths", "name", "speakers", "names"]) if (form[field]) form[field].value = "";
   show(false);
   toast(`${plural(added.jobs.length, "recording")} added: each becomes an interview in turn.`);
   poll();
@@ -155,7 +159,9 @@ async function poll() {
   polling = true;
   let jobs;
   try {
-    jobs = (await api("api/queue")).jobs;
+    const data = await api("api/queue");
+    jobs = data.jobs;
+    drawPaths(data.recording_folders || []);
   } catch {
     jobs = null;
   }
@@ -175,6 +181,17 @@ async function poll() {
     polling = true;
     setTimeout(() => { polling = false; poll(); }, POLL_MS);
   }
+}
+
+// The paths field, only where the server adds recordings by their path (it names the folders); the
+// first folder gives the example (in Colab: /content/drive/MyDrive).
+function drawPaths(folders) {
+  if (pathsShown || !folders.length) return;
+  pathsShown = true;
+  const where = folders.join(" or ");
+  box.querySelector(".paths-slot").innerHTML = `<label class="paths">Paths
+      <span class="hint">one a line: recordings already in ${esc(where)}, made into interviews where they are</span>
+      <textarea name="paths" rows="2" placeholder="${esc(folders[0])}/interviews/ana.mp4"></textarea></label>`;
 }
 
 function drawQueue(jobs) {
