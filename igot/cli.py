@@ -17,7 +17,9 @@ from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
+from igot.links import is_url
 from igot.media.recording import RECORDING_SUFFIXES
+from igot.media.source import videos_of
 from igot.search.ask import ASK_LIMIT
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 from igot.search.meaning import MEANING_LIMIT
@@ -411,11 +413,14 @@ ONE_INTERVIEW = ("name", "names", "video_url")  # options that describe one reco
 
 
 def queued(sources: Sequence[str]) -> list[str]:
-    """The recordings `igot run` was given, in order: a folder stands for the recordings in it (A to Z)."""
+    """The recordings `igot run` was given, in order: a folder stands for the recordings in it (A to
+    Z), a playlist (or a page with several videos) for its videos."""
     out: list[str] = []
     for source in sources:
         folder = Path(source)
-        if "://" not in source and folder.is_dir():
+        if is_url(source):
+            out += [link for link, _ in videos_of(source)]
+        elif "://" not in source and folder.is_dir():
             found = sorted(str(p) for p in folder.iterdir() if p.is_file() and p.suffix.lower() in RECORDING_SUFFIXES)
             if not found:
                 raise IgotError(f"The folder {folder} holds no recording ({', '.join(sorted(RECORDING_SUFFIXES))}).",

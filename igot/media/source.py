@@ -33,6 +33,32 @@ def fetch(source: str, workdir: Path, cookies: Path | None = None, progress: boo
     return _download(source, workdir, cookies, progress)
 
 
+LOOK_TIMEOUT = 15  # seconds a site may take to answer while a link is only looked at
+
+
+def videos_of(url: str) -> list[tuple[str, str]]:
+    """The videos a link holds, each as (its link, its title): the link itself for one video; each
+    video's own link for a playlist, a channel or a page with several, listed without downloading
+    any. A link that cannot be looked at now is given back as it is: its run says why."""
+    try:
+        with YoutubeDL({"extract_flat": "in_playlist", "noplaylist": True, "quiet": True, "no_warnings": True,
+                        "logger": _QuietLog(), "socket_timeout": LOOK_TIMEOUT}) as ydl:
+            info = ydl.extract_info(url, download=False, process=False)
+    except YoutubeDLError:
+        return [(url, "")]
+    if info.get("_type") != "playlist":
+        return [(url, str(info.get("title") or ""))]
+    found = []
+    for entry in info.get("entries") or ():
+        formats = entry.get("formats") or ()
+        # a playlist's entry is a link to its page; a page's own videos come as their media files
+        link = entry.get("url") if entry.get("_type") in ("url", "url_transparent") else (
+            entry.get("webpage_url") or entry.get("url") or (formats[0].get("url") if len(formats) == 1 else None))
+        if isinstance(link, str) and is_url(link):
+            found.append((link, str(entry.get("title") or "")))
+    return found or [(url, str(info.get("title") or ""))]
+
+
 def explain_download_error(url: str, message: str, warnings: Sequence[str] = (), cookies: bool = False) -> IgotError:
     """Turn a yt-dlp error message (and the warnings before it) into one line for the user."""
     text = _plain(message).lower()

@@ -45,6 +45,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from igot.errors import IgotError
 from igot.links import is_url
+from igot.media.source import videos_of
 from igot.media.recording import RECORDING_SUFFIXES
 from igot.outputs.store import Library
 from igot.pipeline import Models, RunOptions, check_options, run, work_dir_for
@@ -214,16 +215,21 @@ class Queue:
                                  "Add them from the workspace page.")
         links = [line.strip() for line in links.splitlines() if line.strip()]
         paths = [line.strip() for line in paths.splitlines() if line.strip()]
-        count = len(files) + len(links) + len(paths)
-        if not count:
-            raise WorkspaceError("No recording was given.", "Choose or drop recordings, or paste links (one a line).")
-        if count > MAX_JOBS:
-            raise WorkspaceError(f"{count} recordings were given at once.", f"Add at most {MAX_JOBS} at a time.")
-        options = self.batch_options(body, count)
-        named = [(upload_name(f), f.get("size")) if isinstance(f, dict) else (None, None) for f in files]
+        if len(files) + len(links) + len(paths) > MAX_JOBS:
+            raise WorkspaceError(f"{len(files) + len(links) + len(paths)} recordings were given at once.",
+                                 f"Add at most {MAX_JOBS} at a time.")
         for link in links:
             if len(link) > MAX_LINK or not is_url(link):
                 raise WorkspaceError(f"{link[:80]!r} is not a link.", "Paste links starting with http:// or https://, one a line.")
+        videos = [video for link in links for video in videos_of(link)]  # a playlist: each of its videos
+        count = len(files) + len(videos) + len(paths)
+        if not count:
+            raise WorkspaceError("No recording was given.", "Choose or drop recordings, or paste links (one a line).")
+        if count > MAX_JOBS:
+            raise WorkspaceError(f"{count} recordings were given at once ({len(videos)} videos from the links).",
+                                 f"Add at most {MAX_JOBS} at a time.")
+        options = self.batch_options(body, count)
+        named = [(upload_name(f), f.get("size")) if isinstance(f, dict) else (None, None) for f in files]
         found = [(Path(given).name, self.recording_path(given)) for given in paths]
         for name, size in named:
             if name is None or not isinstance(size, int) or isinstance(size, bool) or size < 0:
@@ -238,7 +244,7 @@ class Queue:
                 job = Job(self.next_id(), options.name or name, options, size=size, state="uploading")
                 job.upload = self.folder / UPLOADS / f"{job.id}-{secrets.token_hex(4)}" / name
                 made.append(job)
-            made += [Job(self.next_id(), options.name or link, options, link=link) for link in links]
+            made += [Job(self.next_id(), options.name or title or link, options, link=link) for link, title in videos]
             made += [Job(self.next_id(), options.name or name, options, path=path) for name, path in found]
             try:
                 for job in made:

@@ -41,7 +41,7 @@ function build() {
       <div class="drop" tabindex="0"><b>Drop recordings here</b> or
         <label class="button">choose files<input type="file" name="files" multiple accept="${RECORDINGS}" hidden></label>
         <span class="hint">audio or video, several at once</span><ul class="chosen"></ul></div>
-      <label class="links">Links <span class="hint">one a line: YouTube, Vimeo, or a file's address</span>
+      <label class="links">Links <span class="hint">one a line: YouTube, Vimeo, or a file's address; a playlist adds each of its videos</span>
         <textarea name="links" rows="2" placeholder="https://www.youtube.com/watch?v=…"></textarea></label>
       <div class="paths-slot"></div>
       <div class="add-row">
