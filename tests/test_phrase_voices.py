@@ -107,3 +107,21 @@ def test_the_run_measures_each_phrase(interview, models, tmp_path):
     assert measured and all(set(p.voices) == {"S1", "S2"} for p in measured)
     kept = json.loads(result.files["json"].read_text(encoding="utf-8"))
     assert [p.get("voices") for p in kept["phrases"]] == [p.voices for p in result.transcript.phrases]
+
+
+def test_speakers_made_one_keep_each_phrases_voices_under_their_new_ids():
+    """Naming two speakers alike after the run: a phrase's measured voices follow the new ids (the
+    closer half kept), so the Review list still asks "another speaker?" where it should."""
+    from igot.speakers.phrases import merge_speakers
+
+    said = [("S1", "Hello there.", {"S1": 0.8, "S2": 0.2, "S3": 0.3}), ("S2", "Yes indeed.", {"S1": 0.3, "S2": 0.4, "S3": 0.7}),
+            ("S3", "Right so.", {"S1": 0.2, "S2": 0.5, "S3": 0.9})]
+    phrases = []
+    for k, (speaker, text, voices) in enumerate(said):
+        words = [Word(w, k * 2 + 0.1 + j * 0.4, k * 2 + 0.4 + j * 0.4, speaker=speaker) for j, w in enumerate(text.split())]
+        phrases.append(Phrase(speaker, words[0].start, words[-1].end, text, words=words, voices=voices))
+    t = Transcript(Source("call"), "en", speakers=[Speaker(s, f"Speaker {s[1:]}") for s in ("S1", "S2", "S3")], phrases=phrases)
+    merged = merge_speakers(t, {"S3": "S2"})
+    assert [p.speaker for p in merged.phrases] == ["S1", "S2", "S2"]
+    assert [p.voices for p in merged.phrases] == [{"S1": 0.8, "S2": 0.3}, {"S1": 0.3, "S2": 0.7}, {"S1": 0.2, "S2": 0.9}]
+    assert problem(merged.to_dict()) is None and phrase_voices.sounds_like(merged.phrases[1]) is None

@@ -284,7 +284,8 @@ def merge_speakers(transcript: Transcript, into: Mapping[str, str], options: Opt
             joined = ("" if t.language in NO_SPACE_LANGUAGES else " ").join(x.strip() for x in texts)
             phrase = replace(old, speaker=sid, text=joined if len(sources) > 1 else old.text,
                              start=min(t.phrases[i].start for i in sources), end=max(t.phrases[i].end for i in sources),
-                             words=[replace(w, speaker=sid) for w in kept])
+                             words=[replace(w, speaker=sid) for w in kept],
+                             voices=_voices_merged(old.voices, into, order) if len(sources) == 1 else None)
         else:
             phrase = _phrase([replace(w, speaker=sid) for w in words], t.language)
             phrase.link = link_at(t.source.url, t.source.kind, phrase.start) if linked else None
@@ -294,6 +295,20 @@ def merge_speakers(transcript: Transcript, into: Mapping[str, str], options: Opt
     summary = [replace(point, citations=[replace(c, phrase=new_index.get(c.phrase)) if c.phrase is not None else c
                                           for c in point.citations]) for point in t.summary]
     return replace(t, speakers=speakers, phrases=phrases, turns=_merge_turns(t, into), summary=summary)
+
+
+def _voices_merged(voices: Optional[dict[str, float]], into: Mapping[str, str],
+                   order: Mapping[str, str]) -> Optional[dict[str, float]]:
+    """A phrase's measured voice similarities under the speakers' new ids: speakers made one keep
+    the closest of their voices (the phrase sounds like that person if like either half)."""
+    if voices is None:
+        return None
+    merged: dict[str, float] = {}
+    for old, similarity in voices.items():
+        new = order.get(into.get(old, old))
+        if new is not None:
+            merged[new] = max(similarity, merged.get(new, similarity))
+    return merged or None
 
 
 def _rephrase_words(t: Transcript, into: Mapping[str, str],
