@@ -157,7 +157,17 @@ def simulate(voices: Sequence[Voice], seed: int, seconds: float = 40.0, phone: b
         gap = -rng.uniform(0.2, 0.7) if rng.random() < 0.3 else rng.uniform(0.1, 0.8)
         t = t + len(audio) / SAMPLE_RATE + gap
         who = 1 - who
-    total = np.zeros(int((max(t, 0) + 1.0) * SAMPLE_RATE) + max(len(a) for _, a in placed), dtype=np.float32)
+    total = _mixed(rng, placed, t, words, phone, noise_snr)
+    words.sort(key=lambda w: w.start)
+    turns.sort(key=lambda x: x.start)
+    return Conversation(total, words, turns)
+
+
+def _mixed(rng, placed: list[tuple[float, np.ndarray]], until: float, words: list[Word], phone: bool,
+           noise_snr: float | None) -> np.ndarray:
+    """The stretches `placed` (start in seconds, audio) mixed into one recording ending 0.5 s after
+    the last word, with room noise at `noise_snr` dB and through a phone line if asked."""
+    total = np.zeros(int((max(until, 0) + 1.0) * SAMPLE_RATE) + max(len(a) for _, a in placed), dtype=np.float32)
     for start, audio in placed:
         a = int(round(start * SAMPLE_RATE))
         total[a:a + len(audio)] += audio
@@ -166,9 +176,7 @@ def simulate(voices: Sequence[Voice], seed: int, seconds: float = 40.0, phone: b
         total = total + _room_noise(rng, len(total), SPEECH_LEVEL / 10 ** (noise_snr / 20))
     if phone:
         total = telephone(total)
-    words.sort(key=lambda w: w.start)
-    turns.sort(key=lambda x: x.start)
-    return Conversation(total.astype(np.float32), words, turns)
+    return total.astype(np.float32)
 
 
 def telephone(audio: np.ndarray) -> np.ndarray:
@@ -414,17 +422,9 @@ def long_interview(voices: Sequence[Voice], seed: int, minutes: float, phone: bo
         if len(people) > 1 and rng.random() < 0.25:  # the other one adds a little
             t = answer(people[1 - who], t, int(rng.integers(1, 4))) + _next_gap(rng)
         last = who
-    total = np.zeros(int((t + 1.0) * SAMPLE_RATE) + max(len(a) for _, a in placed), dtype=np.float32)
-    for start, audio in placed:
-        a = int(round(start * SAMPLE_RATE))
-        total[a:a + len(audio)] += audio
-    total = total[: int((max(w.end for w in words) + 0.5) * SAMPLE_RATE)]
-    if noise_snr is not None:
-        total = total + _room_noise(rng, len(total), SPEECH_LEVEL / 10 ** (noise_snr / 20))
-    if phone:
-        total = telephone(total)
+    total = _mixed(rng, placed, t, words, phone, noise_snr)
     order = sorted(range(len(words)), key=lambda k: words[k].start)
-    return Conversation(total.astype(np.float32), [words[k] for k in order], sorted(turns, key=lambda x: x.start))
+    return Conversation(total, [words[k] for k in order], sorted(turns, key=lambda x: x.start))
 
 
 def _next_gap(rng) -> float:
