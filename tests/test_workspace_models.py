@@ -5,13 +5,14 @@ model is loaded here (tests/test_add_interviews.py runs a queued recording with 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 from igot.pipeline.models import FREE_ORDER, GPU_ROOM_GIB, RUN_ONLY, Models, gpu_free_gib
-from igot.runtime import hub
 from igot.summary.summarize import CPU_LLM
 from igot.workspace import server
 from igot.workspace.models import Models as WorkspaceModels
@@ -87,51 +88,49 @@ def test_done_with_frees_a_kind_unless_kept_and_free_frees_it_anyway():
     assert queue.kinds() == ["llm", "embedder"]
 
 
-class Asked(hub.Hub):
-    """The hub, counting the times it is asked whether it can be reached."""
+# Run in a process of its own, with its own empty hub cache (HF_HUB_CACHE is read when
+# huggingface_hub is imported); `Asked` is the hub's answer to "can you be reached?", which a
+# machine without internet cannot give for real.
+ONE_RULE = """
+import sys
+from pathlib import Path
 
-    def __init__(self, answers: bool):
+class Asked(hub.Hub):
+    def __init__(self, answers):
         super().__init__()
-        self.answers = answers
-        self.asked = 0
+        self.answers, self.asked = answers, 0
 
     @property
-    def online(self) -> bool:
+    def online(self):
         self.asked += 1
         return self.answers
 
+cache, local = Path(sys.argv[1]), sys.argv[2]
+# Not here, the hub answers: downloaded. Not here, no hub: from the cache, and out of reach.
+assert not hub.from_cache("org/model", Asked(True)) and not hub.out_of_reach("org/model", Asked(True))
+assert hub.from_cache("org/model", Asked(False)) and hub.out_of_reach("org/model", Asked(False))
+# Here: from the cache, the hub never asked (no check for a newer copy, no wait).
+commit = "0" * 40
+model = cache / "models--org--model"
+(model / "refs").mkdir(parents=True)
+(model / "refs" / "main").write_text(commit)
+(model / "snapshots" / commit).mkdir(parents=True)
+(model / "snapshots" / commit / "config.json").write_text("{}")
+never = Asked(True)
+assert hub.from_cache("org/model", never) and not hub.out_of_reach("org/model", never) and never.asked == 0
+# A folder on this computer: nothing comes from the hub.
+assert not hub.from_cache(local, never) and not hub.out_of_reach(local, never)
+print("ok")
+"""
 
-@pytest.fixture
-def hub_cache(tmp_path, monkeypatch) -> Path:
-    """An empty local hub cache (HF_HUB_CACHE), and `cache(repo)` putting a model's copy in it."""
-    from huggingface_hub import constants
 
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    return tmp_path / "hub"
-
-
-def cache(folder: Path, repo: str) -> None:
-    commit = "0" * 40
-    model = folder / f"models--{repo.replace('/', '--')}"
-    (model / "refs").mkdir(parents=True)
-    (model / "refs" / "main").write_text(commit)
-    (model / "snapshots" / commit).mkdir(parents=True)
-    (model / "snapshots" / commit / "config.json").write_text("{}")
-
-
-def test_one_rule_for_when_a_hub_model_loads_from_the_local_cache(hub_cache, tmp_path):
-    # Not here, the hub answers: downloaded. Not here, no hub: from the cache, and out of reach.
-    assert not hub.from_cache("org/model", Asked(True)) and not hub.out_of_reach("org/model", Asked(True))
-    assert hub.from_cache("org/model", Asked(False)) and hub.out_of_reach("org/model", Asked(False))
-    # Here: from the cache, the hub never asked (no check for a newer copy, no wait).
-    cache(hub_cache, "org/model")
-    never = Asked(True)
-    assert hub.from_cache("org/model", never) and not hub.out_of_reach("org/model", never) and never.asked == 0
-    # A folder on this computer: nothing comes from the hub.
-    (tmp_path / "org").mkdir()
+def test_one_rule_for_when_a_hub_model_loads_from_the_local_cache(tmp_path):
     local = tmp_path / "org" / "model"
-    local.mkdir()
-    assert not hub.from_cache(str(local), never) and not hub.out_of_reach(str(local), never)
+    local.mkdir(parents=True)
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", ONE_RULE, str(tmp_path / "hub"), str(local)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 @dataclass
