@@ -94,6 +94,7 @@ def test_done_with_frees_a_kind_unless_kept_and_free_frees_it_anyway():
 ONE_RULE = """
 import sys
 from pathlib import Path
+from igot.runtime import hub
 
 class Asked(hub.Hub):
     def __init__(self, answers):
