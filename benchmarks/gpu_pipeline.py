@@ -3,21 +3,27 @@
 Randomly initialised models of the real shapes are saved the way downloads are (Whisper
 large-v3 in transformers' format, wav2vec2 large for word timing, an XLM-R base token
 classifier like kredor/punctuate-all, NeMo Sortformer from its published config as a .nemo, the
-summary's Gemma 3 1B), then `igot.pipeline.run` does what a default run does to an hour of speech
-(a spliced recording tiled to length), every stage, summary included at its production settings,
-loading each model itself and freeing it before the next, as a user's run does. Whisper decodes
+summary's Gemma 3 1B, the meaning index's intfloat/multilingual-e5-small as sentence-transformers
+saves it), then `igot.pipeline.run` does what a default run does to an hour of speech (a spliced
+recording tiled to length), every stage, summary and meaning index included at their production
+settings, loading each model itself and freeing it before the next, as a user's run does. Whisper decodes
 exactly --tokens tokens per 30 s window (about 3 a second, what real speech gives), each one a
 word, so the later stages see a real hour's ~9,000 words. The random summary model never stops
-early: every row writes its full SummaryOptions.max_new_tokens (the worst case). Prints one row
-per stage with its time (model loading included) and peak GPU memory, then openai-whisper side by side.
+early: every row writes its full SummaryOptions.max_new_tokens (the worst case). The meaning
+index embeds every phrase of that transcript with the E5 model (its tokenizer, a Unigram trained
+here on the words Whisper can write, cuts them into 3-6 pieces a word, prefix included, where
+XLM-R's cuts real speech into ~1.5: more work than a real hour). Prints one row per stage with its time (model loading
+included) and peak GPU memory, then openai-whisper side by side.
 
     python -m benchmarks.gpu_pipeline --audio speech.wav --tokenizer DIR [--minutes 60] [--summary-tokenizer GEMMA_DIR]
         [--whisper large-v3-turbo] [--one-after-the-other]
 
 --audio is any 16 kHz mono 16-bit WAV (tiled to --minutes); --tokenizer a folder holding
 Whisper's multilingual tokenizer.json. Needs torch, transformers, NeMo, yt-dlp (igot.media.source
-imports it) and, for the side-by-side row, openai-whisper. --summary-tokenizer: Gemma 3's own
-tokenizer (saved by summary_gpu.py --save-tokenizer DIR), for the real number of summary chunks.
+imports it), sentence-transformers and, for the side-by-side row, openai-whisper. --summary-tokenizer:
+Gemma 3's own tokenizer (saved by summary_gpu.py --save-tokenizer DIR), for the real number of
+summary chunks. On a GPU machine without NeMo, carry it as wheels installed with --no-deps:
+igot.colab.NEMO_NO_DEPS plus what that list leaves to Colab (benchmarks/README.md, this script's section).
 """
 
 from __future__ import annotations
@@ -39,9 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from igot.media.audio import SAMPLE_RATE  # noqa: E402
 from igot.pipeline import Models, RunOptions, run, work_dir_for  # noqa: E402
+from igot.search import embed  # noqa: E402
 from igot.summary.summarize import SummaryOptions  # noqa: E402
 from igot_dev.long_transcript import long_interview  # noqa: E402
-from igot_dev.tiny_models import SENTENCES, TINY, gemma3_config, gemma_tokenizer, save_random_whisper, whisper_tokenizer  # noqa: E402
+from igot_dev.tiny_models import (SENTENCES, TINY, gemma3_config, gemma_tokenizer, save_random_e5,  # noqa: E402
+                                   save_random_whisper, whisper_tokenizer)
 
 
 def tile(source: Path, target: Path, seconds: float) -> None:
@@ -112,6 +120,15 @@ def words_only(folder: Path) -> None:
     config.save_pretrained(folder)
 
 
+def whisper_words(tokenizer) -> list[str]:
+    """Every word Whisper can write here (its tokens that start a word, see words_only): what the
+    meaning index's tokenizer is trained on, so the hour's words cut into pieces as words do."""
+    end = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    words = (tokenizer.convert_tokens_to_string([t]).strip() for t, i in tokenizer.get_vocab().items()
+             if i < end and t.startswith("Ġ"))
+    return [w for w in words if w]
+
+
 def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisper_shape: str,
                  summary_tokenizer: Path | None = None) -> dict[str, str]:
     from benchmarks import align_gpu, sortformer_gpu
@@ -124,6 +141,8 @@ def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisp
     words_only(whisper)
     save_punctuator(work / "punctuator", tiny)
     save_summary_model(work / "summary", tiny, summary_tokenizer)
+    # The folder named as the hub's model is, so iGot gives it E5's "query: "/"passage: " prefixes.
+    embedder = save_random_e5(work / "multilingual-e5-small", whisper_words(tokenizer), tiny=tiny)
     if tiny:
         from igot_dev.tiny_models import save_tiny_sortformer, save_tiny_wav2vec2
 
@@ -135,17 +154,19 @@ def build_models(work: Path, tokenizer_dir: Path, tokens: int, tiny: bool, whisp
         sortformer_gpu.build_model(work / "sortformer.nemo")
     print(f"models built and saved in {time.perf_counter() - started:.0f} s", flush=True)
     return dict(model=str(whisper), align_model=str(work / "aligner"), punctuation_model=str(work / "punctuator"),
-                diarizer_model=str(work / "sortformer.nemo"), llm_model=str(work / "summary"))
+                diarizer_model=str(work / "sortformer.nemo"), llm_model=str(work / "summary"),
+                embedding_model=str(embedder))
 
 
 class StageMeter:
     """The pipeline says when each stage starts (its log lines): time and GPU peak per stage."""
 
-    STAGES = ("Transcription:", "Word timing:", "Punctuation:", "Speakers:", "Summary:")
+    STAGES = ("Transcription:", "Word timing:", "Punctuation:", "Speakers:", "Summary:", "Meaning index:")
 
     def __init__(self):
         self.rows: list[dict] = []
         self.current, self.started = "source and audio", time.perf_counter()
+        self.held = 0.0  # GPU memory allocated when the current row began (models kept from before)
         self.cuda = torch.cuda.is_available()
         if self.cuda:
             torch.cuda.reset_peak_memory_stats()
@@ -153,16 +174,44 @@ class StageMeter:
     def log(self, message: str) -> None:
         print(message, flush=True)
         stage = next((s[:-1] for s in self.STAGES if message.startswith(s)), None)
-        if stage and stage != self.current:
+        if stage:
+            self.begin(stage)
+
+    def begin(self, stage: str) -> None:
+        if stage != self.current:
             self.close()
             self.current = stage
 
     def close(self) -> None:
         peak = torch.cuda.max_memory_allocated() / 2**30 if self.cuda else 0.0
-        self.rows.append(dict(stage=self.current, seconds=time.perf_counter() - self.started, peak_gib=peak))
+        self.rows.append(dict(stage=self.current, seconds=time.perf_counter() - self.started, peak_gib=peak,
+                              held_gib=self.held))
         if self.cuda:
             torch.cuda.reset_peak_memory_stats()
         self.started = time.perf_counter()
+        self.held = torch.cuda.memory_allocated() / 2**30 if self.cuda else 0.0
+
+    def row(self, stage: str) -> dict | None:
+        return next((r for r in self.rows if r["stage"] == stage), None)
+
+
+class MeteredModels(Models):
+    """iGot's own model pool, unchanged, telling the meter when the meaning index loads its model
+    (its log line comes after the load) and when it is done with it (the save follows), so that
+    row's time and peak hold the embedder's loading and nothing of the summary's or the save's."""
+
+    def __init__(self, meter: StageMeter):
+        super().__init__()
+        self.meter = meter
+
+    def embedder(self, model: str, device: str, offline: bool = False):
+        self.meter.begin("Meaning index")
+        return super().embedder(model, device, offline)
+
+    def done_with(self, kind: str) -> None:
+        super().done_with(kind)
+        if kind == "embedder":
+            self.meter.begin("saving")
 
 
 def main() -> None:
@@ -201,7 +250,7 @@ def main() -> None:
         options = RunOptions(language="en", engine="transformers", diarizer="nemo", progress=False,
                              speakers_beside=False if args.one_after_the_other else None, **models)
         started = time.perf_counter()
-        result = run(str(wav), out, options, models=Models(), log=meter.log)
+        result = run(str(wav), out, options, models=MeteredModels(meter), log=meter.log)
         total = time.perf_counter() - started
         meter.close()
         t = result.transcript
@@ -211,19 +260,36 @@ def main() -> None:
               f"generate calls of {SummaryOptions().max_new_tokens} new tokens each row "
               "(random weights never stop early: the worst case)")
         timings = t.info.get("timings", {})
+        kept = embed.load_embeddings(result.files["json"]) if "json" in result.files else None
+        meaning = meter.row("Meaning index")
+        if kept is None or meaning is None:
+            print("\nthe meaning index was NOT made (see the log above): its row is missing")
+        else:
+            from transformers import AutoTokenizer
+
+            pieces = AutoTokenizer.from_pretrained(models["embedding_model"])(
+                [embed.E5_PREFIXES[1] + text for text in embed.phrase_texts(t)], truncation=True, max_length=512)
+            tokens = sum(len(ids) for ids in pieces["input_ids"])
+            print(f"meaning index: {kept.vectors.shape[0]} phrases x {kept.vectors.shape[1]} dimensions kept beside the "
+                  f"transcript, {tokens} tokens embedded ({tokens / max(len(t.words), 1):.1f} a word); GPU memory held "
+                  f"when it began {meaning['held_gib']:.2f} GiB")
         beside = "waiting_for_speakers" in timings
         peak = max(r["peak_gib"] for r in meter.rows)
         if beside:
             # Speaker detection ran in its own thread beside transcription, word timing and
             # punctuation: the log's stage order mixes them, so the run's own timings say what each
             # stage took, and the peak is the whole run's (both threads).
+            # The summary and the meaning index run alone after them: their peaks are their own.
             names = dict(transcription="transcription", alignment="word timing", punctuation="punctuation",
                          diarization="speakers (beside the three above)", waiting_for_speakers="waited for speakers",
-                         summary="summary")
-            print("\n| stage | seconds (loading included) |\n|---|---|")
+                         summary="summary", meaning="meaning index (multilingual-e5-small)")
+            alone = dict(summary="Summary", meaning="Meaning index")
+            print("\n| stage | seconds (loading included) | peak GPU GiB |\n|---|---|---|")
             for key, label in names.items():
                 if key in timings:
-                    print(f"| {label} | {timings[key]:.1f} |")
+                    row = meter.row(alone.get(key, ""))
+                    cell = f"{row['peak_gib']:.2f}" if row else "in the whole run's"
+                    print(f"| {label} | {timings[key]:.1f} | {cell} |")
         else:
             print("\n| stage | seconds (loading included) | peak GPU GiB |\n|---|---|---|")
             for row in meter.rows:
