@@ -8,15 +8,15 @@ import json
 import os
 import sys
 import traceback
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from igot import __version__
-from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
-from igot.pipeline import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, Models, RunOptions, RunResult, run
+from igot.pipeline import DEVICES, OUT_DIR, Models, RunOptions, RunResult, run
+from igot.pipeline.flags import DEFAULTS, add_run_options, run_options_from
 from igot.links import is_url
 from igot.media.recording import RECORDING_SUFFIXES
 from igot.media.source import videos_of
@@ -35,9 +35,6 @@ DEMO_SAMPLE = Path(__file__).parent / "samples" / "radio_phone_in.flac"
 DEMO_VIDEO_URL = "https://github.com/tyiannak/pyAudioAnalysis/raw/master/pyAudioAnalysis/data/diarizationExample.wav"
 
 
-DEFAULTS = RunOptions()  # every option's default, in one place
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="igot", description="Interview recordings to speaker-labelled transcripts linked to the video.")
     parser.add_argument("--version", action="version", version=f"igot {__version__}")
@@ -49,41 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "several are one queue (the models load once)")
     r.add_argument("--name", help="interview name (default: the video title or file name)")
     r.add_argument("--language", help="language code such as pt or en (default: detected)")
-    r.add_argument("--engine", default=DEFAULTS.engine, choices=ENGINE_CHOICES,
-                   help="Whisper engine (default auto: faster-whisper on CPU and where it can use the GPU, else transformers)")
-    r.add_argument("--model", help=f"Whisper model: tiny … large-v3, turbo, or a local model path (default: {GPU_MODEL} on a GPU, {CPU_MODEL} on CPU)")
     r.add_argument("--speakers", type=int, help="how many people speak, if you know it (default: detected); giving it took DER from 0.31 to 0.19 "
                    "and words on the right person from 77 %% to 86 %% on held-out dev recordings")
-    r.add_argument("--diarizer", default=DEFAULTS.diarizer, choices=DIARIZERS,
-                   help="speaker detection: senko, NeMo Sortformer (GPU, up to 4 speakers), or sherpa-onnx (people talking at once "
-                        "kept apart); auto = NeMo on a GPU when installed, else per recording: sherpa-onnx (when installed) for a "
-                        "wide-band recording, senko for a phone line")
-    r.add_argument("--diarizer-model", help="Sortformer hub id or .nemo file (with --diarizer nemo)")
     r.add_argument("--names", help="speaker names in order of first appearance, 'Ana,Bruno', or 'Speaker 2=Bruno'")
-    r.add_argument("--no-align", dest="align", action="store_false", help="keep Whisper's word times (no wav2vec2 alignment)")
-    r.add_argument("--align-model", help="wav2vec2 CTC model (hub id or folder) for word timing (default: one per language)")
-    r.add_argument("--no-punctuate", dest="punctuate", action="store_false", help="keep Whisper's punctuation")
-    r.add_argument("--punctuation-model", default=DEFAULTS.punctuation_model,
-                   help=f"token-classification model for punctuation (hub id or folder; default: {DEFAULTS.punctuation_model})")
-    r.add_argument("--summary", action=argparse.BooleanOptionalAction, default=True,
-                   help="a bullet summary by a local LLM, every point linked to where it was said (default: on)")
-    r.add_argument("--llm-model", help=f"LLM for the summary: hub id, local folder or .gguf file (default: {GPU_LLM} on a GPU, {CPU_LLM} on CPU)")
-    r.add_argument("--prompt-file", type=Path, help="your own summary prompt; it must contain {transcript} (default: the library's, "
-                   "OUT/summary-prompt.txt, kept by the workspace's Redo the summary, else iGot's)")
-    r.add_argument("--no-meaning", dest="meaning", action="store_false",
-                   help="do not embed the phrases for search by meaning (igot search, igot ask)")
-    r.add_argument("--embedding-model", help=f"model for search by meaning: hub id or folder (default: {DEFAULT_EMBEDDING_MODEL})")
     r.add_argument("--video-url", help="for a local file: the URL where the video lives, so phrases link to it")
-    r.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
+    add_run_options(r)  # igot serve's too; its page gives each recording's name, language, speakers and names
     r.add_argument("--gdoc", metavar="FOLDER", help="also make a Google Doc in this Drive folder (path like 'Research/Onboarding', a folder link or ID)")
     r.add_argument("--client-secrets", type=Path, help="OAuth client file for Google sign-in (default ~/.config/igot/client_secret.json)")
     r.add_argument("--no-drive", action="store_true", help="an interview already in Google Drive: leave its Doc and Sheet row as they are")
-    r.add_argument("--no-voices", dest="voices", action="store_false",
-                   help="neither recognise the voices this folder remembers nor remember the voices of the speakers named")
-    r.add_argument("--glossary", metavar="TERMS_OR_FILE",
-                   help="names and words Whisper should write as you spell them, 'Pix, Nubank, Ana', or a UTF-8 text file "
-                        "with one per line; they are added to the output folder's glossary (its glossary.txt, the "
-                        "workspace's Glossary page), and the run uses all of it (without --glossary too)")
     _common(r)
 
     d = sub.add_parser("demo", help="run the whole pipeline on a bundled sample with small offline models")
@@ -376,17 +346,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)
         else:
-            options = RunOptions(
-                name=args.name, language=args.language, engine=args.engine, model=args.model,
-                speakers=args.speakers, diarizer=args.diarizer, diarizer_model=args.diarizer_model,
-                names=parse_names(args.names) if args.names else None,
-                video_url=args.video_url, cookies=args.cookies, device=args.device, align=args.align,
-                align_model=args.align_model, punctuate=args.punctuate, punctuation_model=args.punctuation_model,
-                summary=args.summary, llm_model=args.llm_model, prompt=_prompt(args.prompt_file),
-                meaning=args.meaning, embedding_model=args.embedding_model, force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
-                drive=not args.no_drive, drive_folder=args.gdoc, voices=args.voices,
-                glossary=library_glossary(args.out, args.glossary) if args.glossary else None,
-            )
+            options = replace(run_options_from(args), name=args.name, language=args.language, speakers=args.speakers,
+                              names=parse_names(args.names) if args.names else None, video_url=args.video_url,
+                              force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
+                              drive=not args.no_drive, drive_folder=args.gdoc)
             return run_queue(args, options)
     except IgotError as exc:
         hint = f" {NO_DRIVE}" if isinstance(exc, DriveUnchanged) else ""
@@ -469,30 +432,6 @@ def run_queue(args: argparse.Namespace, options: RunOptions) -> int:
             print(f"  {source}: {why}", file=sys.stderr)
         return 2
     return code
-
-
-def library_glossary(out: Path, given: str) -> list[str]:
-    """`igot run --glossary`: its terms (a file's, when it names one) added to the library's
-    glossary; the whole glossary, for the run."""
-    from igot.asr import glossary
-    from igot.outputs.store import Library
-
-    path = Path(given).expanduser()
-    if "," not in given and path.is_file():
-        terms = glossary.read_file(path)
-    elif "," not in given and "\n" not in given and path.suffix.lower() in (".txt", ".csv"):
-        raise IgotError(f"No glossary file {given}.", "Check the path, or give the words themselves: --glossary \"Pix, Nubank\".")
-    else:
-        terms = glossary.checked(given, "--glossary")
-    return Library(out).add_to_glossary(terms)
-
-
-def _prompt(path: Optional[Path]) -> Optional[str]:
-    if path is None:
-        return None
-    from igot.summary.summarize import read_prompt
-
-    return read_prompt(path)
 
 
 def summary_line(result: RunResult) -> str:

@@ -15,7 +15,8 @@ import pytest
 
 from igot.asr import glossary
 from igot.asr.transcribe import transcribe
-from igot.cli import build_parser, library_glossary
+from igot.cli import build_parser
+from igot.pipeline.flags import library_glossary
 from igot.errors import IgotError
 from igot.outputs.store import Library, LibraryError, Stale
 from igot.pipeline import Models, RunContext, RunOptions, make_plan

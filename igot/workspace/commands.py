@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from igot.errors import IgotError
+from igot.pipeline import DEVICES, check_options
+from igot.pipeline.flags import DEFAULTS, add_run_options, run_options_from
 from igot.text import shown
 
 if TYPE_CHECKING:
@@ -22,11 +24,10 @@ def add_parsers(sub, out_dir: Path) -> None:
     s.add_argument("--out", type=Path, default=out_dir, help=f"library folder (default: {out_dir})")
     s.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765)")
     s.add_argument("--no-browser", dest="browser", action="store_false", help="do not open the browser")
-    s.add_argument("--embedding-model", help="model of search by meaning, Ask and Themes: hub id or folder "
-                   "(default: the one igot index used, else iGot's default)")
-    s.add_argument("--llm-model", help="LLM that writes Ask's answers: hub id, folder or .gguf file (default: iGot's summary LLM)")
     s.add_argument("--no-llm", dest="llm", action="store_false", help="Ask shows the phrases alone, with no written answer")
-    s.add_argument("--device", default="auto", help="cpu, cuda or auto (for the LLM)")
+    s.add_argument("--device", default=DEFAULTS.device, help=f"{', '.join(DEVICES)} (or cuda:N): where the interviews added "
+                   "are made and the search's and Ask's models run")
+    add_run_options(s, workspace=True)  # igot run's: how the interviews added from the page are made
     t = sub.add_parser("tags", help="the tags of the library's highlights; igot tags rename OLD NEW")
     actions = t.add_subparsers(dest="action")
     r = actions.add_parser("rename", help="rename a tag in every interview (a name already used merges the two)")
@@ -44,8 +45,11 @@ def run_command(args: argparse.Namespace) -> int:
         if args.command == "serve":
             from igot.workspace import server
 
+            check_library(args.out)  # before a --glossary is written there
+            options = run_options_from(args)
+            check_options(options)  # a wrong flag is said now, not at each recording added
             server.serve(args.out, port=args.port, open_browser=args.browser, embedding_model=args.embedding_model,
-                         llm_model=args.llm_model, use_llm=args.llm, device=args.device)
+                         llm_model=args.llm_model, use_llm=args.llm, device=args.device, run_options=options)
             return 0
         return tags_command(args)
     except IgotError as exc:  # it may quote a tag or name from a file
@@ -55,6 +59,11 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
 
 
+def check_library(out: Path) -> None:
+    if not out.is_dir():
+        raise IgotError(f"No library folder {out}.", "Give the folder iGot wrote the interviews to (--out).")
+
+
 def tags_command(args: argparse.Namespace) -> int:
     """Every tag, name and note printed comes from files anyone may have written: a control
     character in one is shown escaped (text.shown), never sent to the terminal to act on."""
@@ -62,8 +71,7 @@ def tags_command(args: argparse.Namespace) -> int:
     from igot.workspace import tags
     from igot.outputs.store import Library
 
-    if not args.out.is_dir():
-        raise IgotError(f"No library folder {args.out}.", "Give the folder iGot wrote the interviews to (--out).")
+    check_library(args.out)
     lib = Library(args.out)
     interviews, skipped = lib.listing()
     for s in skipped:
