@@ -99,6 +99,7 @@ def test_the_run_joins_a_voice_split_in_two_unless_the_count_was_given(conversat
         for p in t.phrases:
             for w in p.words:
                 people.setdefault(said_by[(w.start, w.end)], set()).add(p.speaker)
+        assert not list(ctx.work.glob("voice_windows*"))  # --no-voices: no voice kept on disk, even for the join
         if count is None:
             assert len(t.speakers) == 2 and lines == ["Speakers: 3 found; 1 of them joined to the speaker whose voice they have"]
             assert all(len(found) == 1 for found in people.values()) and people[truth[0].speaker] != people[second]

