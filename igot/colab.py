@@ -455,21 +455,31 @@ def google_drive() -> list[Path]:
     example), then the whole mount (shared drives, shortcuts)."""
     from google.colab import drive
 
-    mount = workspace() / "drive"
-    drive.mount(str(mount))
-    return [mount / "MyDrive", mount]
+    drive.mount(str(drive_mount()))
+    return mounted_drive()
+
+
+def drive_mount() -> Path:
+    """Where google_drive() mounts Drive: under the notebook's folder, as Colab's own /content/drive."""
+    return workspace() / "drive"
+
+
+def mounted_drive() -> list[Path]:
+    """The folders of a Google Drive this session already mounted (google_drive()), else none."""
+    mount = drive_mount()
+    return [mount / "MyDrive", mount] if (mount / "MyDrive").is_dir() else []
 
 
 def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, height: int = 820, llm_model: str = "",
-                   recording_folders: Sequence[Path | str] = ()):
+                   recording_folders: Optional[Sequence[Path | str]] = None):
     """The research workspace (igot serve) inside the notebook, through Colab's port proxy (plain
     HTTP, which is all the workspace uses): every interview of this session and, with a Drive
     folder, those iGot kept there (as step 9 read them, or read now). Highlights are written to
     this session's files; step 8 run again puts the interview's in its Doc and Drive folder.
     `llm_model`: the LLM that writes its Ask page's answers (step 8's). Interviews are added from
     its page too: files sent from the browser into this session, links, and, from
-    `recording_folders` (google_drive()), recordings by their path. Returns the running
-    workspace (its .stop() ends it)."""
+    `recording_folders` (default: a Drive this session mounted, mounted_drive()), recordings by
+    their path. Returns the running workspace (its .stop() ends it)."""
     import shutil
     from urllib.parse import urlsplit
 
@@ -479,6 +489,7 @@ def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, heigh
 
     out = Path(out_dir or workspace() / OUT_DIR)
     out.mkdir(parents=True, exist_ok=True)
+    recording_folders = mounted_drive() if recording_folders is None else list(recording_folders)
     if drive_folder.strip():
         kept = workspace() / "igot-drive"
         if not kept.is_dir():

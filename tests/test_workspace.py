@@ -520,6 +520,16 @@ def test_the_notebook_step_shows_the_workspace_through_colabs_port_proxy(folder,
         assert Transcript.load(folder / "joana.json").source.title == "Interview with Joana"
         page = _get(running.port, "/")
         assert "frame-ancestors 'self' https://colab.research.google.com https://*.googleusercontent.com" in page.getheader("content-security-policy")
+        assert json.loads(_queue(running))["recording_folders"] == []  # no Drive mounted: no paths field
+    finally:
+        running.stop()
+    # Drive mounted by step 2 (google_drive()): a workspace opened later (step 10) adds from it too
+    (tmp_path / "drive" / "MyDrive").mkdir(parents=True)
+    with redirect_stdout(out):
+        running = igot.colab.open_workspace(out_dir=folder)
+    try:
+        assert json.loads(_queue(running))["recording_folders"] == [str(tmp_path / "drive" / "MyDrive"), str(tmp_path / "drive")]
+        assert "or the path of one in" in out.getvalue()
     finally:
         running.stop()
 
@@ -530,6 +540,12 @@ def _get(port: int, path: str, headers: dict | None = None):
     answer = conn.getresponse()
     answer.read()
     return answer
+
+
+def _queue(running) -> bytes:
+    conn = http.client.HTTPConnection("127.0.0.1", running.port, timeout=5)
+    conn.request("GET", "/api/queue", headers={"X-iGot-Token": running.token})
+    return conn.getresponse().read()
 
 
 def _library(running) -> bytes:
