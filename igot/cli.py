@@ -346,11 +346,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)
         else:
-            options = replace(run_options_from(args), name=args.name, language=args.language, speakers=args.speakers,
-                              names=parse_names(args.names) if args.names else None, video_url=args.video_url,
-                              force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
-                              drive=not args.no_drive, drive_folder=args.gdoc)
-            return run_queue(args, options)
+            return run_queue(args, run_command_options(args))
     except IgotError as exc:
         hint = f" {NO_DRIVE}" if isinstance(exc, DriveUnchanged) else ""
         print(f"igot: {exc}{hint}", file=sys.stderr)
@@ -392,6 +388,14 @@ def queued(sources: Sequence[str]) -> list[str]:
         else:
             out.append(source)
     return out
+
+
+def run_command_options(args: argparse.Namespace) -> RunOptions:
+    """`igot run`'s options: the flags it shares with `igot serve` and those of its recordings."""
+    return replace(run_options_from(args), name=args.name, language=args.language, speakers=args.speakers,
+                   names=parse_names(args.names) if args.names else None, video_url=args.video_url,
+                   force=args.force, progress=not args.quiet, client_secrets=args.client_secrets,
+                   drive=not args.no_drive, drive_folder=args.gdoc)
 
 
 def run_queue(args: argparse.Namespace, options: RunOptions) -> int:

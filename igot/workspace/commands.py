@@ -45,11 +45,7 @@ def run_command(args: argparse.Namespace) -> int:
         if args.command == "serve":
             from igot.workspace import server
 
-            check_library(args.out)  # before a --glossary is written there
-            options = run_options_from(args)
-            check_options(options)  # a wrong flag is said now, not at each recording added
-            server.serve(args.out, port=args.port, open_browser=args.browser, embedding_model=args.embedding_model,
-                         llm_model=args.llm_model, use_llm=args.llm, device=args.device, run_options=options)
+            server.serve(args.out, **serve_settings(args))
             return 0
         return tags_command(args)
     except IgotError as exc:  # it may quote a tag or name from a file
@@ -57,6 +53,16 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         return 0
+
+
+def serve_settings(args: argparse.Namespace) -> dict:
+    """`igot serve`'s flags as server.serve's settings, checked first: a wrong flag is said now,
+    not at each recording the page adds."""
+    check_library(args.out)  # before a --glossary is written there
+    options = run_options_from(args)
+    check_options(options)
+    return dict(port=args.port, open_browser=args.browser, embedding_model=args.embedding_model, llm_model=args.llm_model,
+                use_llm=args.llm, device=args.device, run_options=options)
 
 
 def check_library(out: Path) -> None:
