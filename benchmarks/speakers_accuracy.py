@@ -97,14 +97,15 @@ def words_by_overlap(words: list[Word], turns: list[SpeakerTurn]) -> list[Word]:
     return [Word(w.text, w.start, w.end, speaker=speaker_at(turns, starts, reach, w.start, w.end)) for w in words]
 
 
-def rejoined(words: list[Word], turns: list[SpeakerTurn], wav: Path, diarizer) -> list[Word]:
-    """`words` with their speakers as a run gives them when the count is not given: assigned,
-    then small speakers joined to the one whose voice they have (igot.speakers.rejoin)."""
+def rejoined(words: list[Word], turns: list[SpeakerTurn], wav: Path, diarizer) -> tuple[list[Word], list[SpeakerTurn]]:
+    """`words` with their speakers as a run gives them when the count is not given (assigned,
+    then small speakers joined to the one whose voice they have: igot.speakers.rejoin), and the
+    turns with the joined speakers' labels made one (for DER)."""
     plain = [Word(w.text, w.start, w.end) for w in words]
     t = assign_speakers(Transcript(Source("interview"), "en", phrases=[Phrase("", 0, 0, "", words=plain)]), turns)
     t = rejoin(t, heard_windows(t, wav, diarizer))
     said = {(w.start, w.end, w.text): w.speaker for p in t.phrases for w in p.words}
-    return [Word(w.text, w.start, w.end, speaker=said[(w.start, w.end, w.text)]) for w in words]
+    return [Word(w.text, w.start, w.end, speaker=said[(w.start, w.end, w.text)]) for w in words], t.turns
 
 
 def score(f: dict, turns: list[SpeakerTurn], assign) -> dict:
@@ -195,8 +196,9 @@ def main() -> None:
                     systems[name] = score(f, turns, words_to_speakers)
                     if name == "by band, one voice":
                         begun = time.perf_counter()
-                        systems[REJOINED] = score(f, turns, lambda words, turns: rejoined(words, turns, f["wav"], diarizer))
+                        words, joined = rejoined(f["words"], turns, f["wav"], diarizer)
                         spent[REJOINED] = used + time.perf_counter() - begun
+                        systems[REJOINED] = score(f, joined, lambda *_: words)
             for name, used in spent.items():
                 seconds[name] = seconds.get(name, 0.0) + used
             rows.append((f, systems))
