@@ -57,7 +57,9 @@ class SherpaOptions:
     # (2026-11-27; 0.1/0.2/0.3/0.5): 0.3 as good (DER 0.143 against 0.146, right words 82.1 against
     # 82.0 %) at 144 s per hour of audio against 322; on "check" it lost (sherpa-onnx alone right
     # words 84.4 -> 80.5 %, a given count kept on 20 files of 25 against 23) and it hears 3 people
-    # of the bundled radio phone-in's 4, told 4: the default stays (docs/findings.md).
+    # of the bundled radio phone-in's 4, told 4: the default stays (docs/findings.md). Weighed again
+    # with small speakers joined back by voice (igot.speakers.rejoin): 0.2 tied on tune at half the
+    # time, and on check lost 2.0 points of right words on the long Portuguese interview: it stays.
     window_shift: float = 0.1
 
 
