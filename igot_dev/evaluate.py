@@ -83,15 +83,35 @@ def attribution_accuracy(words: Sequence[Word], truth: Sequence[SpeakerTurn]) ->
 def right_speaker_share(found: Sequence[Optional[str]], true: Sequence[str]) -> float:
     """Share of words whose found speaker is their true one, under the one-to-one mapping of
     found to true speakers that gets the most words right (Hungarian algorithm)."""
+    return sum(right_speaker_words(found, true)) / len(true) if true else 0.0
+
+
+def right_speaker_words(found: Sequence[Optional[str]], true: Sequence[str]) -> list[bool]:
+    """Per word, whether its found speaker is its true one under right_speaker_share's mapping."""
     from scipy.optimize import linear_sum_assignment
 
     if not true:
-        return 0.0
+        return []
     votes = Counter(zip(found, true))
     found_ids, true_ids = sorted({f for f, _ in votes}, key=str), sorted(set(true))
     table = np.array([[votes[(f, t)] for t in true_ids] for f in found_ids], dtype=float)
     rows, cols = linear_sum_assignment(-table)
-    return float(table[rows, cols].sum() / len(true))
+    mapped = {found_ids[r]: true_ids[c] for r, c in zip(rows, cols)}
+    return [f in mapped and mapped[f] == t for f, t in zip(found, true)]
+
+
+def overlapped_words(words: Sequence[Word], by: float = 0.02) -> list[bool]:
+    """Per word, whether another word shares more than `by` seconds with it: two people at once.
+    A transcript decoded as one stream of text (Whisper's) holds no such pair; the words said in a
+    simulated conversation do, and a back-channel inside an answer is one."""
+    flags = [False] * len(words)
+    reach, latest = -np.inf, None  # the furthest end among the words before, and whose it is
+    for k in sorted(range(len(words)), key=lambda k: words[k].start):
+        if latest is not None and min(reach, words[k].end) - words[k].start > by:
+            flags[k] = flags[latest] = True
+        if words[k].end > reach:
+            reach, latest = words[k].end, k
+    return flags
 
 
 def read_rttm(path) -> list[SpeakerTurn]:

@@ -53,6 +53,20 @@ def test_splitting_or_merging_people_costs_words():
     assert right_speaker_share(["1", "1", "1", "1"], ["A", "A", "A", "B"]) == 0.75  # two merged
 
 
+def test_a_back_channel_inside_an_answer_is_told_from_the_words_one_voice_says():
+    from igot.transcript import Word as W
+    from igot_dev.evaluate import overlapped_words, right_speaker_words
+
+    # "in led the water": "led" is the interviewer's "yeah" said over the answer's "in" and "the"
+    said = [W("meditating", 15.89, 16.44), W("in", 16.44, 16.74), W("led", 16.58, 16.78), W("the", 16.74, 16.82),
+            W("water", 16.82, 17.06), W("yes", 17.2, 17.4)]
+    assert overlapped_words(said) == [False, True, True, True, False, False]
+    assert overlapped_words(said, by=0.1) == [False, True, True, False, False, False]  # "the" shares 0.04 s
+    # the best mapping (1 -> A) is the same for every word: the back-channel is the one wrong
+    assert right_speaker_words(["1", "1", "1", "1", "1", "2"], ["A", "A", "B", "A", "A", "B"]) == \
+        [True, True, False, True, True, True]
+
+
 def test_transcript_words_are_scored_against_the_words_said_at_that_moment():
     from igot.transcript import Word as W
     from igot_dev.evaluate import align_words
