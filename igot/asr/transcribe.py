@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from igot.asr import glossary as glossary_module
 from igot.asr.whisper_model import BUNDLED_PREFIX, TranscriptionOptions, WhisperModel, check_language
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, is_speech_wav, load_audio, pieces, read_window
 from igot.runtime.devices import is_gpu, pick_device
-from igot.runtime.progress import advance_to
+from igot.runtime.progress import Bar, Progress, advance_to
 from igot.transcript import Phrase, Source, Transcript, Word, phrases_in_said_order
 
 ENGINES = ("faster-whisper", "openai-whisper", "transformers")
@@ -196,7 +195,7 @@ def transcribe(
     source: Optional[Source] = None,
     language: Optional[str] = None,
     vad: bool = True,
-    progress: bool = True,
+    progress: Progress = True,
     options: Optional[TranscriptionOptions] = None,
     glossary: Sequence[str] = (),
 ) -> Transcript:
@@ -273,7 +272,7 @@ def _shifted(phrase: Phrase, offset: float, limit: float) -> Phrase:
 
 def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration, batch_size: int,
                     hotwords: Optional[str] = None):
-    with tqdm(total=round(duration, 1), unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
+    with Bar(progress, round(duration, 1), "Transcribing", unit="s") as bar:
         if not vad or not (wm.batch_size or is_gpu(wm.device)):
             phrases, language = decode_then_time(wm, audio, language, vad, bar, hotwords)
             return (with_speech_filled(wm, audio, phrases, language) if hotwords else phrases), language
@@ -478,7 +477,7 @@ def _openai_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
     if vad:
         # openai-whisper has no VAD; this is its own guard against text invented in long silences.
         options["hallucination_silence_threshold"] = 2.0
-    result = wm.model.transcribe(audio, verbose=None if not progress else False, **options)
+    result = wm.model.transcribe(audio, verbose=False if progress is True else None, **options)
     phrases = []
     for seg in result["segments"]:
         words = [Word(w["word"].strip(), round(w["start"], 3), round(w["end"], 3), probability=round(w["probability"], 3))

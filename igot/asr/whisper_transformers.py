@@ -13,11 +13,10 @@ import contextlib
 from typing import Any, Optional
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from igot.asr.whisper_model import TranscriptionOptions, WhisperModel
 from igot.media.audio import SAMPLE_RATE
-from igot.runtime.progress import advance_to
+from igot.runtime.progress import Bar, Progress, advance_to
 from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Phrase, Word
 
@@ -38,7 +37,7 @@ def transcribe_audio(wm: WhisperModel, audio: np.ndarray, language, vad, progres
     batch_size = wm.windows_per_batch(options)
     phrases = []
     total = round(sum(b - a for a, b in windows) / SAMPLE_RATE, 1)
-    with tqdm(total=total, unit="s", desc="Transcribing", disable=not progress, leave=False) as bar:
+    with Bar(progress, total, "Transcribing", unit="s") as bar:
         done = 0
         for i in range(0, len(windows), batch_size):
             batch = windows[i:i + batch_size]

@@ -26,6 +26,7 @@ from igot.pipeline.options import DEVICES, DIARIZERS, ENGINE_CHOICES, OUT_DIR, R
 from igot.pipeline.plan import BesideOptions, Plan, make_plan, pick_diarizer
 from igot.pipeline.speakers_beside import SpeakerDetection
 from igot.runtime import hub
+from igot.runtime.progress import Hook
 from igot.transcript import Transcript
 
 __all__ = ["DEVICES", "DIARIZERS", "ENGINE_CHOICES", "OUT_DIR", "BesideOptions", "Models", "Plan", "RunContext",
@@ -38,11 +39,15 @@ def run(
     options: Optional[RunOptions] = None,
     models: Optional[Models] = None,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+    progress: Optional[Hook] = None,
 ) -> RunResult:
+    """`source_text` (a file or a link) made into an interview in the library `out_dir`. `log` is
+    told each line a person reads; `progress`, when given, each stage's progress instead of a
+    terminal bar (igot.runtime.progress.Hook: it may raise to stop the run, which then writes nothing)."""
     options = options or RunOptions()
     out_dir = Path(out_dir)
     started = time.perf_counter()
-    ctx = _start(source_text, out_dir, options, models or Models(), log)
+    ctx = _start(source_text, out_dir, options, models or Models(), log, progress)
 
     with ctx.timed("source"):
         src, media = stages.get_source(ctx, source_text)
@@ -67,7 +72,8 @@ def run(
     return stages.save(ctx, transcript, source_text, out_dir, time.perf_counter() - started, wav, windows, meaning)
 
 
-def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models, log) -> RunContext:
+def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models, log,
+           progress: Optional[Hook] = None) -> RunContext:
     """The run's plan (every option checked, every choice made) and its work folder, once the source is known to exist."""
     access = hub.Hub()
     plan = make_plan(options, log, access, library=out_dir)  # before any long work: a wrong option should not cost a transcription
@@ -79,7 +85,7 @@ def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models,
     except OSError as exc:
         raise IgotError(f"Cannot create the output folder '{out_dir}' ({exc.strerror or type(exc).__name__}).",
                         "Choose a folder you can write to with --out.") from None
-    return RunContext(options, plan, models, access, log, work)
+    return RunContext(options, plan, models, access, log, work, hook=progress)
 
 
 def summarise(result: RunResult, options: RunOptions, models: Optional[Models] = None,

@@ -12,6 +12,7 @@ from igot.pipeline.models import Models
 from igot.pipeline.options import RunOptions
 from igot.pipeline.plan import Plan
 from igot.runtime import hub, pace
+from igot.runtime.progress import Hook, Progress
 from igot.transcript import Transcript
 
 
@@ -43,6 +44,12 @@ class RunContext:
     work: Path  # the interview's work folder: each finished stage is kept there
     timings: dict[str, float] = field(default_factory=dict)
     recording: dict[str, float] = field(default_factory=dict)  # its "seconds", once the audio is read
+    hook: Optional[Hook] = None  # told each stage's progress instead of a terminal bar (the workspace's queue)
+
+    @property
+    def progress(self) -> Progress:
+        """What each stage reports its progress to: the run's hook, else a bar when options.progress."""
+        return self.hook if self.hook is not None else self.options.progress
 
     @contextlib.contextmanager
     def timed(self, stage: str) -> Iterator[None]:

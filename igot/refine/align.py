@@ -21,11 +21,11 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from igot.errors import IgotError
 from igot.media.audio import SAMPLE_RATE, is_speech_wav, load_audio, read_window, wav_duration
 from igot.runtime.devices import pick_device
+from igot.runtime.progress import Bar, Progress
 from igot.text import NO_SPACE_LANGUAGES
 from igot.transcript import Transcript, Word
 
@@ -256,7 +256,7 @@ def align(
     t: Transcript,
     audio: Union[np.ndarray, Path, str],
     aligner: Optional[Aligner],
-    progress: bool = False,
+    progress: Progress = False,
     whole: Optional[bool] = None,
     options: Optional[AlignOptions] = None,
 ) -> Transcript:
@@ -303,7 +303,7 @@ def align_with(
     emissions: Callable[[int, int], torch.Tensor],
     aligner: Aligner,
     duration: float,
-    progress: bool = False,
+    progress: Progress = False,
     options: Optional[AlignOptions] = None,
 ) -> Transcript:
     """`align` with the frames coming from `emissions(start_sample, end_sample)` -> [frames, classes].
@@ -314,7 +314,8 @@ def align_with(
     pad = (options or AlignOptions()).pad_seconds
     phrases = []
     floor = 0.0  # where the previous phrase's words end
-    for phrase in tqdm(t.phrases, desc="Aligning words", unit="phrase", disable=not progress, leave=False):
+    bar = Bar(progress, len(t.phrases), "Aligning words", unit="phrase")
+    for phrase in t.phrases:
         words = None
         start = max(floor, phrase.start - pad)
         end = min(duration, phrase.end + pad)
@@ -327,6 +328,8 @@ def align_with(
             floor = words[-1].end
             phrase = replace(phrase, start=words[0].start, end=words[-1].end)
         phrases.append(replace(phrase, words=words))
+        bar.update()
+    bar.close()
     return replace(t, phrases=phrases, info={**t.info, "alignment": aligner.name})
 
 

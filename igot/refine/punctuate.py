@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from tqdm.auto import tqdm
 
 from igot.errors import IgotError
 from igot.runtime.devices import pick_device
+from igot.runtime.progress import Bar, Progress
 from igot.text import join_words
 from igot.transcript import Transcript
 
@@ -99,7 +99,7 @@ def model_text(word: str) -> str:
     return re.sub(r"^\W+|\W+$", "", word).lower()
 
 
-def predict_labels(words: Sequence[str], punctuator: Punctuator, progress: bool = False,
+def predict_labels(words: Sequence[str], punctuator: Punctuator, progress: Progress = False,
                    options: Optional[PunctuationOptions] = None) -> list[str]:
     """One label per word: the mark the model puts after it ("0" for none), read in overlapping
     windows (`options`). Words with no letter or digit are not shown to the model and get "0".
@@ -150,13 +150,13 @@ def plan_windows(sizes: Sequence[int], window: int, overlap: int) -> list[range]
 
 
 def windowed_labels(words: Sequence[str], sizes: Sequence[int], predict: Predict, window: int, overlap: int,
-                    batch_size: int, progress: bool = False) -> list[str]:
+                    batch_size: int, progress: Progress = False) -> list[str]:
     """Run `predict` over overlapping windows (`batch_size` a call). A word seen by two windows keeps
     the label from the one where it sits further from an edge, where the model saw more
     context, so nothing is judged at a cut."""
     spans = plan_windows(sizes, window, overlap)
     labels, margins = ["0"] * len(words), [-1] * len(words)
-    with tqdm(total=len(spans), desc="Punctuation", unit="window", disable=not progress, leave=False) as bar:
+    with Bar(progress, len(spans), "Punctuation", unit="window") as bar:
         for b in range(0, len(spans), batch_size):
             batch = spans[b:b + batch_size]
             for span, found in zip(batch, predict([list(words[s.start:s.stop]) for s in batch]), strict=True):
@@ -252,7 +252,7 @@ def capitalise(text: str) -> str:
 
 
 # --- the stage -----------------------------------------------------------------------------------
-def punctuate(t: Transcript, punctuator: Optional[Punctuator], progress: bool = False,
+def punctuate(t: Transcript, punctuator: Optional[Punctuator], progress: Progress = False,
               options: Optional[PunctuationOptions] = None) -> Transcript:
     """Restore punctuation and sentence capitals in the words and phrases of a transcript.
 

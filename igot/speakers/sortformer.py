@@ -21,6 +21,7 @@ from typing import Any, Iterator, Optional
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, load_audio
 from igot.runtime.devices import pick_device
+from igot.runtime.progress import Progress
 from igot.transcript import SpeakerTurn
 
 SORTFORMER_MODEL = "nvidia/diar_streaming_sortformer_4spk-v2"
@@ -139,7 +140,7 @@ def configure_streaming(model: Any) -> None:
     modules._check_streaming_parameters()
 
 
-def diarize_nemo(audio_path: Path, model: Any, num_speakers: Optional[int] = None, progress: bool = False) -> list[SpeakerTurn]:
+def diarize_nemo(audio_path: Path, model: Any, num_speakers: Optional[int] = None, progress: Progress = False) -> list[SpeakerTurn]:
     """Speaker turns of a 16 kHz mono WAV, sorted by start. Turns of different speakers may overlap
     (people talking at once). Speaker ids are "1".."4" in order of first speech.
 
@@ -152,8 +153,9 @@ def diarize_nemo(audio_path: Path, model: Any, num_speakers: Optional[int] = Non
         raise TooManySpeakers(num_speakers)
     samples = load_audio(audio_path)
     # NeMo draws a bar per streaming chunk whatever `verbose` says: keep it off stderr unless asked.
-    with contextlib.nullcontext() if progress else contextlib.redirect_stderr(io.StringIO()):
-        lines = model.diarize(audio=[samples], sample_rate=SAMPLE_RATE, batch_size=1, num_workers=0, verbose=progress)[0]
+    # (NeMo's own bar, or none: a hook is not told, the diarization being one call.)
+    with contextlib.nullcontext() if progress is True else contextlib.redirect_stderr(io.StringIO()):
+        lines = model.diarize(audio=[samples], sample_rate=SAMPLE_RATE, batch_size=1, num_workers=0, verbose=progress is True)[0]
     turns = parse_turns(lines, len(samples) / SAMPLE_RATE)
     return keep_speakers(turns, num_speakers) if num_speakers else turns
 

@@ -23,11 +23,11 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from tqdm.auto import tqdm
 
 from igot.errors import IgotError, install_hint
 from igot.links import link_at
 from igot.runtime.devices import free_memory, pick_device
+from igot.runtime.progress import Bar, Progress
 from igot.summary import decode
 from igot.text import clean_text, format_clock
 from igot.transcript import Citation, SummaryPoint, Transcript
@@ -446,7 +446,7 @@ def summarize(
     llm: LLM,
     prompt: str = DEFAULT_PROMPT,
     merge_prompt: str = MERGE_PROMPT,
-    progress: bool = False,
+    progress: Progress = False,
     options: Optional[SummaryOptions] = None,
 ) -> Transcript:
     """t with its summary (t.summary): bullets whose cited times are checked and linked, whose
@@ -483,7 +483,7 @@ def summarize(
     # planned are the map step's and, with several chunks, one merge; a row that stops early
     # fills the rest of its call at once, so the time left is rarely too low.
     planned = len(rooms) + (len(chunks) > 1)
-    bar = tqdm(total=sum(rooms) + (len(chunks) > 1) * max_new_tokens, desc="Summary", unit="token", disable=not progress)
+    bar = Bar(progress, sum(rooms) + (len(chunks) > 1) * max_new_tokens, "Summary", unit="token", leave=True)
     calls = 0
 
     def ask(prompts: list[str], read: list[int]) -> list[str]:
@@ -495,8 +495,7 @@ def summarize(
             calls += 1
             rows = prompts[i:i + step]
             room = answer_room(read[i:i + step], options)
-            bar.set_postfix_str(f"call {calls} of {max(calls, planned)}, reading {len(rows)} part{'s' * (len(rows) > 1)}",
-                                refresh=False)
+            bar.note(f"call {calls} of {max(calls, planned)}, reading {len(rows)} part{'s' * (len(rows) > 1)}")
             bar.total = max(bar.total, bar.n + room)
             before = bar.n
             answers += llm.generate_many(rows, room, on_token=lambda: bar.update(1))

@@ -7,11 +7,12 @@ kept for search and Ask.
 
 What each job shows comes from the run's own lines (igot.pipeline.run's `log`): the stage each
 line names, and the time left from each stage's pace (igot.runtime.pace), measured on this
-computer as the stages finish. The run has no finer progress report, so a stage's share inside
-it is its time so far against the time it should take.
+computer as the stages finish; inside a stage, from the run's progress hook (how much of the
+recording is transcribed, how many phrases timed...), else its time so far against the time it
+should take.
 
-Cancel: a waiting job is dropped; a running one stops at its next stage line, raised from the log
-(a long transcription finishes its stage first). The run writes the interview in one save at its
+Cancel: a waiting job is dropped; a running one stops at its stage's next step, raised from the
+progress hook (or from the log, between stages). The run writes the interview in one save at its
 end (igot.outputs.store), so a job that fails or is cancelled leaves no interview files; the
 stages it finished stay in the library's work folder (.igot), as an interrupted `igot run` leaves
 them, so adding the same link again picks up where it stopped.
@@ -69,7 +70,7 @@ ACTIVE = ("uploading", "waiting", "running")
 
 
 class Cancelled(Exception):
-    """The user cancelled the running job: raised from the run's log, between two stages."""
+    """The user cancelled the running job: raised from the run's progress hook or its log."""
 
 
 # The stage each of the run's lines names (the words before its colon): (the pace's name for it,
@@ -110,6 +111,12 @@ class Progress:
     since: float = field(default_factory=time.monotonic)
     done: dict[str, float] = field(default_factory=dict)
     seconds: Optional[float] = None
+    inside: Optional[float] = None  # the share of the stage done, from the run's progress hook
+
+    def told(self, done: float, total: float) -> None:
+        """The run's progress hook, inside the stage now running."""
+        if total > 0:
+            self.inside = min(max(done / total, 0.0), 1.0)
 
     def heard(self, prefix: str, now: float) -> None:
         stage, shown = STAGES[prefix]
@@ -123,7 +130,7 @@ class Progress:
         if stage in self.stages:  # the stages before it that said nothing had nothing to do
             for earlier in self.stages[:self.stages.index(stage)]:
                 self.done.setdefault(earlier, 0.0)
-        self.stage, self.shown, self.since = stage, shown, now
+        self.stage, self.shown, self.since, self.inside = stage, shown, now, None
 
     def estimate(self, now: float) -> tuple[float, Optional[float]]:
         """(the share of the run done, the seconds left), from each stage's pace at this computer's
@@ -137,7 +144,11 @@ class Progress:
         left = 0.0
         if self.stage in pace.CPU_PACE:
             expected = pace.CPU_PACE[self.stage] * self.seconds * speed
-            left = max(expected - (now - self.since), 0.1 * expected)  # a stage past its time still has some left
+            spent = now - self.since
+            if self.inside is not None and self.inside >= 0.05:  # its own pace so far, once it has done a little
+                left = spent * (1 - self.inside) / self.inside
+            else:
+                left = max(expected - spent, 0.1 * expected)  # a stage past its time still has some left
         to_come = [s for s in self.stages if s not in self.done and s != self.stage]
         left += pace.time_left(self.done, to_come, self.seconds)
         return min(elapsed / max(elapsed + left, 1e-9), 0.99), left
@@ -439,13 +450,20 @@ class Queue:
                 raise Cancelled()
             self.log(f"{job.name}: {line}")
 
+        def step(what: str, done: float, total: float) -> None:
+            if threading.current_thread() is not worker:  # the speaker detection beside (a GPU) is not the stage shown
+                return
+            if job.stopping and job.progress.stage != "saving":
+                raise Cancelled()
+            job.progress.told(done, total)
+
         try:
             if job.stopping:
                 raise Cancelled()
             if job.path is not None:  # checked again: the file may have changed since it was added
                 source = str(self.recording_path(source))
             source = source or str(self.placed(job))
-            result = run(source, self.folder, job.options, models=models, log=said)
+            result = run(source, self.folder, job.options, models=models, log=said, progress=step)
         except Cancelled:
             self.finish(job, "cancelled", "", source)
         except IgotError as err:
