@@ -72,6 +72,17 @@ def install_nemo() -> bool:
     return _install_beside("NeMo", "Installing NVIDIA NeMo for speaker detection on the GPU (about a minute)…", NEMO_NO_DEPS)
 
 
+def install_speaker_detection(speaker_detection: str = "auto") -> None:
+    """What `speaker_detection` needs beyond the colab extra, added to the running Colab: NeMo for
+    "nemo", and for "auto" on a GPU (its pick there); sherpa-onnx for "sherpa-onnx"."""
+    from igot.runtime.devices import pick_device
+
+    if speaker_detection == "nemo" or (speaker_detection == "auto" and pick_device() == "cuda"):
+        install_nemo()
+    if speaker_detection == "sherpa-onnx":
+        install_sherpa()
+
+
 def _install_beside(name: str, saying: str, packages: Sequence[str]) -> bool:
     """pip install `packages` without their dependencies, so nothing Colab already has changes;
     if pip fails, say so in one line and go on (the run then says what to install)."""
@@ -174,15 +185,11 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
     """The whole pipeline with progress bars; prints the summary line with the real-time factor.
     With a Drive folder, the voices an earlier session remembered there are recognised too."""
     from igot.cli import summary_line
-    from igot.runtime.devices import pick_device
 
     out = Path(out_dir or workspace() / OUT_DIR)
     if drive_folder.strip():
         voices_from_drive(drive_folder, out)
-    if speaker_detection == "nemo" or (speaker_detection == "auto" and pick_device() == "cuda"):
-        install_nemo()
-    if speaker_detection == "sherpa-onnx":
-        install_sherpa()
+    install_speaker_detection(speaker_detection)
     options = RunOptions(
         name=name.strip() or None, language=None if language in ("", "auto") else language,
         engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,
@@ -490,6 +497,7 @@ def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, heigh
     out = Path(out_dir or workspace() / OUT_DIR)
     out.mkdir(parents=True, exist_ok=True)
     recording_folders = mounted_drive() if recording_folders is None else list(recording_folders)
+    install_speaker_detection()  # the interviews its page adds run `auto`: NeMo on a GPU (step 2 comes before step 6)
     if drive_folder.strip():
         kept = workspace() / "igot-drive"
         if not kept.is_dir():

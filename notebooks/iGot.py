@@ -27,7 +27,7 @@
 
 # %% cellView="form"
 #@title 1. Install iGot (about a minute) { display-mode: "form" }
-#@markdown Adds iGot and the few libraries Colab lacks, changing none of Colab's own: no restart. On a GPU, step 6 adds NVIDIA NeMo the same way (about a minute more).
+#@markdown Adds iGot and the few libraries Colab lacks, changing none of Colab's own: no restart. On a GPU, step 2 (or 6) adds NVIDIA NeMo the same way (about a minute more).
 import importlib.util, subprocess, sys
 
 IGOT_PACKAGE = "igot-interviews[colab] @ git+https://github.com/OWNER/igot@main"  # where this notebook's code is published
