@@ -169,7 +169,7 @@ class Job:
     state: str = "waiting"  # uploading, waiting, running, done, failed, cancelled
     line: str = ""  # why it failed, or what it left as it was
     stem: Optional[str] = None  # the interview made
-    stopping: bool = False  # cancelled while running: stops at its next stage
+    stopping: bool = False  # cancelled while running: stops at its stage's next step (the progress hook) or line
     touched: float = field(default_factory=time.monotonic)
     progress: Optional[Progress] = None
 
