@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-
 from igot.errors import IgotError
 from igot.runtime.devices import pick_device
 from igot.runtime.progress import Bar, Progress

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, load_audio
 from igot.runtime.progress import Bar, Progress

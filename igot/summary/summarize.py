@@ -23,7 +23,6 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-
 from igot.errors import IgotError, install_hint
 from igot.links import link_at
 from igot.runtime.devices import free_memory, pick_device
