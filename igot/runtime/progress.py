@@ -23,7 +23,7 @@ class Bar:
         self.desc = desc
         self.hook: Optional[Hook] = progress if callable(progress) else None
         self.shown = tqdm(total=total, desc=desc, unit=unit, leave=leave) if progress is True else None
-        self._n, self._total = 0.0, total
+        self._n, self._total = 0, total  # whole counts stay whole ("80/80", not "80/80.0")
 
     @property
     def n(self) -> float:
