@@ -41,9 +41,10 @@ Words are Whisper base's on the real recordings (true speaker at the word's midd
 words said on the simulated ones. "right words no other overlaps": the same, over the words that
 no other word shares more than 20 ms with (igot_dev.evaluate.overlapped_words): every word of a
 transcript decoded as one stream (Whisper's), the simulated words less those said over another's
-(a back-channel inside an answer, the start of a turn before the other has finished). The last table: pooled differences against their baseline
-with a 95 % bootstrap interval over files (2000 draws, seed 0); then each system's diarization
-time in seconds per hour of audio (Whisper not counted), on the machine's cores (2 here).
+(a back-channel inside an answer, the start of a turn before the other has finished). The last
+table: pooled differences against their baseline with a 95 % bootstrap interval over files (2000
+draws, seed 0); then each system's diarization time in seconds per hour of audio (Whisper not
+counted), on the machine's cores (2 here).
 Per file, "band" is the recording's share of energy above 4.2 kHz among that above 300 Hz
 (under igot.speakers.voices.WIDE: a phone line).
 With --sweep, only sherpa-onnx runs, once per value given of one of its options

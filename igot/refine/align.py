@@ -314,22 +314,21 @@ def align_with(
     pad = (options or AlignOptions()).pad_seconds
     phrases = []
     floor = 0.0  # where the previous phrase's words end
-    bar = Bar(progress, len(t.phrases), "Aligning words", unit="phrase")
-    for phrase in t.phrases:
-        words = None
-        start = max(floor, phrase.start - pad)
-        end = min(duration, phrase.end + pad)
-        hop = round(aligner.frame_s * SAMPLE_RATE)
-        first, last = int(start * SAMPLE_RATE) // hop * hop, int(end * SAMPLE_RATE)  # on a frame boundary
-        if phrase.words and last > first:
-            words = align_phrase(emissions(first, last), phrase.words, aligner, first / SAMPLE_RATE)
-        words = _in_order(words or phrase.words, floor, duration)
-        if words:
-            floor = words[-1].end
-            phrase = replace(phrase, start=words[0].start, end=words[-1].end)
-        phrases.append(replace(phrase, words=words))
-        bar.update()
-    bar.close()
+    with Bar(progress, len(t.phrases), "Aligning words", unit="phrase") as bar:
+        for phrase in t.phrases:
+            words = None
+            start = max(floor, phrase.start - pad)
+            end = min(duration, phrase.end + pad)
+            hop = round(aligner.frame_s * SAMPLE_RATE)
+            first, last = int(start * SAMPLE_RATE) // hop * hop, int(end * SAMPLE_RATE)  # on a frame boundary
+            if phrase.words and last > first:
+                words = align_phrase(emissions(first, last), phrase.words, aligner, first / SAMPLE_RATE)
+            words = _in_order(words or phrase.words, floor, duration)
+            if words:
+                floor = words[-1].end
+                phrase = replace(phrase, start=words[0].start, end=words[-1].end)
+            phrases.append(replace(phrase, words=words))
+            bar.update()
     return replace(t, phrases=phrases, info={**t.info, "alignment": aligner.name})
 
 
