@@ -131,10 +131,11 @@ def score(f: dict, turns: list[SpeakerTurn], assign) -> dict:
             "right heard": sum(heard), "words heard": len(heard)}
 
 
-def whisper_words(f: dict, whisper, language: str) -> dict:
+def whisper_words(f: dict, whisper) -> dict:
     """A simulated file with Whisper base's words beside the words said: "heard", each with the
     speaker of the said word it is aligned with ("heard true"; igot_dev.evaluate.heard_speakers),
     the words no one said there left out, as a real recording's words are scored."""
+    language = f["name"][:2]  # a simulated interview's name starts with its language: "pt-phone ..."
     heard = transcribe(f["wav"], whisper, language=language, progress=False).words
     true = heard_speakers(f["words"], f["true"], heard)
     return f | {"heard": [w for w, s in zip(heard, true) if s is not None], "heard true": [s for s in true if s is not None]}
@@ -145,7 +146,7 @@ def long_files(side: str, whisper, work: Path):
     for name, c, wav in long_interviews(whisper, side, work):
         yield whisper_words({"set": "long-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None,
                              "words": [Word(w.text, w.start, w.end) for w in c.words], "true": [w.speaker for w in c.words]},
-                            whisper, name[:2])
+                            whisper)
 
 
 def dev_files(side: str, whisper, work: Path):
@@ -168,7 +169,7 @@ def dev_files(side: str, whisper, work: Path):
     for name, c, wav in side_interviews(whisper, side, work):
         words = [Word(w.text, w.start, w.end) for w in c.words]
         yield whisper_words({"set": "sim-" + name.split(" ")[0], "name": name, "wav": wav, "truth": c.turns, "uem": None,
-                             "words": words, "true": [w.speaker for w in c.words]}, whisper, name[:2])
+                             "words": words, "true": [w.speaker for w in c.words]}, whisper)
 
 
 def main() -> None:
