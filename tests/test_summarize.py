@@ -396,6 +396,12 @@ def test_prompt_placeholders_and_prompt_files(tmp_path: Path):
         read_prompt(tmp_path / "bad.txt")
     with pytest.raises(IgotError, match=r"no \{transcript\} placeholder"):
         summarize(t, None, prompt="Summarise.")  # type: ignore[arg-type]
+    (tmp_path / "twice.txt").write_text("Summarise {transcript}\nAgain: {transcript}", encoding="utf-8")
+    with pytest.raises(IgotError, match=r"has \{transcript\} 2 times"):
+        read_prompt(tmp_path / "twice.txt")  # every summary call would read the interview twice
+    # A title that holds a placeholder is the interview's name, not a place for the transcript.
+    named = replace(t, source=replace(t.source, title="Notes {transcript} {language}"))
+    assert fill_prompt("{name}: {transcript}", named, "[0:00] Ana: Oi") == "Notes {transcript} {language}: [0:00] Ana: Oi"
 
 
 def test_a_context_too_small_for_prompt_and_answer_is_an_error(smol: LLM):

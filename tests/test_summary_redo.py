@@ -96,6 +96,7 @@ def test_the_prompt_round_trip_kept_for_the_library_and_back_to_the_default(clie
     ("Summarise {transcript}\x1b[2J", "control character (U+001B"),
     ("Summarise {transcript} " + "é" * store.MAX_PROMPT_BYTES, "over 16 kB"),
     ("Summarise the interview.", "no {transcript} placeholder"),
+    ("Summarise: " + "{transcript} " * 1200, "has {transcript} 1200 times"),
     (["a list"], "must be sent as text"),
 ])
 def test_a_bad_prompt_is_refused_in_one_line_and_nothing_is_written(client, folder, text, words):
@@ -111,6 +112,7 @@ def test_a_bad_prompt_is_refused_in_one_line_and_nothing_is_written(client, fold
     (b"Summarise {transcript}\x00", "control character"),
     (b"x" * (store.MAX_PROMPT_BYTES + 1), "over 16 kB"),
     (b"Summarise the interview.", "no {transcript} placeholder"),
+    (b"Summarise {transcript} then {transcript}", "has {transcript} 2 times"),
 ])
 def test_a_strangers_prompt_file_is_not_used_and_says_why(tmp_path, data, words):
     lib = Library(tmp_path)

@@ -571,8 +571,7 @@ def checked_prompt(text: str, what: str) -> str:
     try:
         check_prompt(text)
     except IgotError as err:  # said with where the prompt is
-        raise IgotError(f"The summary prompt ({what}) has no {{transcript}} placeholder, so the model would never see "
-                        "the interview.", err.fix) from None
+        raise IgotError(f"The summary prompt ({what}): {err.problem[len('The prompt '):]}", err.fix) from None
     return text
 
 

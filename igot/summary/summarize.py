@@ -335,9 +335,15 @@ def read_prompt(path: Path | str) -> str:
 
 
 def check_prompt(prompt: str) -> None:
-    if "{transcript}" not in prompt:
+    """The transcript goes into the prompt once: a kept prompt with {transcript} many times would make
+    every summary call read the interview again and again (hours for one summary)."""
+    count = prompt.count("{transcript}")
+    if count == 0:
         raise IgotError("The prompt has no {transcript} placeholder, so the model would never see the interview.",
                         "Write {transcript} where the transcript goes; {language} and {name} are filled in too.")
+    if count > 1:
+        raise IgotError(f"The prompt has {{transcript}} {count} times: the model would read the whole interview "
+                        f"{count} times in every call.", "Keep one {transcript}, where the transcript goes.")
 
 
 def language_name(code: Optional[str]) -> str:
@@ -347,9 +353,10 @@ def language_name(code: Optional[str]) -> str:
 
 
 def fill_prompt(template: str, t: Transcript, text: str, slot: str = "{transcript}") -> str:
-    """The template with its placeholders filled; other braces stay as written (no str.format)."""
-    name = clean_text(t.source.title) or "Interview"
-    return template.replace("{language}", language_name(t.language)).replace("{name}", name).replace(slot, text)
+    """The template with its placeholders filled in one pass, so a title or a transcript holding
+    "{transcript}" or "{name}" is never filled again; other braces stay as written (no str.format)."""
+    values = {"{language}": language_name(t.language), "{name}": clean_text(t.source.title) or "Interview", slot: text}
+    return re.sub("|".join(re.escape(k) for k in values), lambda m: values[m.group(0)], template)
 
 
 # --- the transcript as the model reads it ------------------------------------------------------
