@@ -213,11 +213,18 @@ def transcribe(
     phrases: list[Phrase] = []
     missed: list[dict] = []
     detected = language
+    whole = cuts[-1][1]
     for start, end in cuts:
+        # The hook is told each piece's start and end, and its work in the recording's seconds: a
+        # piece of silence gives no segment to report, and 10 hours of it (60 pieces, two VAD passes
+        # each) would otherwise run for minutes without the hook, so without Cancel.
+        told = _in_recording(progress, start, whole)
+        _tell(told, 0.0, (end or 0.0) - start)
         audio = read_window(audio_path, start, end) if end is not None else load_audio(audio_path)
-        found, detected = _transcribe_audio(whisper_model, audio, language or detected, vad, progress, options, prompt)
+        found, detected = _transcribe_audio(whisper_model, audio, language or detected, vad, told, options, prompt)
         phrases += [_shifted(p, start, end) for p in found] if end is not None else found
         missed += [{"start": round(h["start"] + start, 2), "end": round(h["end"] + start, 2)} for h in _speech_left_out(audio, found)]
+        _tell(told, len(audio) / SAMPLE_RATE, len(audio) / SAMPLE_RATE)
     duration = cuts[-1][1] if cuts[-1][1] is not None else len(audio) / SAMPLE_RATE
     phrases = phrases_in_said_order(phrases)  # a word the engine timed out of place keeps its place
     info = {
@@ -231,6 +238,19 @@ def transcribe(
     if prompt:
         info["glossary"] = glossary_module.given_to_whisper(glossary)  # the terms Whisper was given
     return Transcript(source=source, language=language or detected, duration=duration, phrases=phrases, info=info)
+
+
+def _in_recording(progress: Progress, start: float, whole: Optional[float]) -> Progress:
+    """A progress hook told a piece's seconds as the recording's (start + done of the whole), so
+    the share it hears goes forward across pieces; a bar (True) or nothing (False) as it is."""
+    if not callable(progress) or whole is None:
+        return progress
+    return lambda what, done, total: progress(what, round(start + done, 1), whole)
+
+
+def _tell(progress: Progress, done: float, total: float) -> None:
+    if callable(progress):
+        progress("Transcribing", done, total)
 
 
 UNTRANSCRIBED = "untranscribed"  # Transcript.info key: [{"start", "end"}] of speech no word covers
@@ -305,6 +325,7 @@ def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress
             more, _ = batched.transcribe(audio, batch_size=batch_size, clip_timestamps=holes,
                                          **{**options, "language": language, "hotwords": None})
             phrases = sorted(phrases + _collect(more, None, duration), key=lambda p: p.start)
+        advance_to(bar, duration)  # the piece is done, said even when it was silence (no segment moved the bar)
     return phrases, language
 
 
@@ -335,6 +356,7 @@ def decode_then_time(wm: WhisperModel, audio: np.ndarray, language: Optional[str
 
     speech = get_speech_timestamps(audio, VadOptions()) if vad else None  # the engine's default VAD settings
     if vad and not speech:
+        advance_to(bar, len(audio) / SAMPLE_RATE)  # all of it looked at: the hook hears it (and may stop the run)
         return [], language  # nothing the VAD calls speech: nothing to decode, as the engine would find
     heard = np.concatenate(collect_chunks(audio, speech)[0]) if speech else audio
     where = SpeechTimestampsMap(speech, SAMPLE_RATE) if speech else None

@@ -46,6 +46,19 @@ _MAGIC = [
 ]
 _HEAD = 512  # enough for two packets of a transport stream
 
+# The ffmpeg demuxers a recording may be read with (its -format_whitelist, and the one forced with
+# -f once ffprobe named it): the containers of _MAGIC, nothing else. Left out on purpose: every
+# demuxer that opens other files or addresses by what the file says (hls, dash, concat, the
+# webm_dash_manifest, image sequences), that reads a picture, subtitles or text as a "recording"
+# (image2, *_pipe, srt, tty...), or that makes sound up (lavfi). A playlist named .mp3 is then
+# never read as a playlist, by ffprobe or by ffmpeg, so no other recording can reach the library
+# through it. "mov" and "matroska" are ffmpeg's names of MP4/M4A/3GP/MOV and MKV/WebM; "mpeg" is a
+# program stream (.mpg, .vob), "mpegts" a camera's .mts; "w64" Sony's Wave64; "ape" Monkey's Audio;
+# "au" Sun's .snd. (mov reads the files its references name only with enable_drefs, off by default.)
+DEMUXERS = ("wav", "w64", "flac", "mp3", "aac", "ogg", "matroska", "webm", "mov", "mp4", "m4a", "3gp", "3g2",
+            "aiff", "asf", "avi", "amr", "caf", "flv", "au", "wv", "ape", "mpeg", "mpegts")
+FORMAT_WHITELIST = ",".join(DEMUXERS)
+
 
 def is_recording(path: Path, seconds: float) -> bool:
     """True only when `path` is a plain file that begins as an audio or video container does,
@@ -98,8 +111,8 @@ def _lengths(path: str, size: int, mtime_ns: int) -> Optional[tuple[float, ...]]
         return None
     try:
         result = subprocess.run(
-            # "file:" and the whitelist: a name like "http:x" or a playlist is never followed elsewhere.
-            ["ffprobe", "-v", "error", "-protocol_whitelist", "file", "-show_entries",
+            # "file:" and the whitelists: a name like "http:x" or a playlist is never followed elsewhere.
+            ["ffprobe", "-v", "error", "-protocol_whitelist", "file", "-format_whitelist", FORMAT_WHITELIST, "-show_entries",
              "format=duration:stream=codec_type,duration", "-of", "json", "file:" + path],
             capture_output=True, stdin=subprocess.DEVNULL, timeout=PROBE_TIMEOUT,
         )

@@ -49,6 +49,8 @@ def add_run_options(p: argparse.ArgumentParser, workspace: bool = False) -> None
     p.add_argument("--cookies", type=Path, help="cookies.txt exported from a browser signed in to YouTube")
     p.add_argument("--no-voices", dest="voices", action="store_false",
                    help="neither recognise the voices this folder remembers nor remember the voices of the speakers named")
+    p.add_argument("--max-hours", type=float, default=DEFAULTS.max_hours, metavar="HOURS",
+                   help=f"refuse a recording longer than this, before decoding it (default: {DEFAULTS.max_hours:g} hours)")
     p.add_argument("--glossary", metavar="TERMS_OR_FILE",
                    help="names and words Whisper should write as you spell them, 'Pix, Nubank, Ana', or a UTF-8 text file "
                         "with one per line; they are added to the output folder's glossary (its glossary.txt, the "
@@ -67,7 +69,7 @@ def run_options_from(args: argparse.Namespace) -> RunOptions:
         device=args.device, align=args.align, align_model=args.align_model, punctuate=args.punctuate,
         punctuation_model=args.punctuation_model, summary=args.summary, llm_model=args.llm_model,
         prompt=_prompt(args.prompt_file), meaning=args.meaning, embedding_model=args.embedding_model,
-        cookies=args.cookies, voices=args.voices,
+        cookies=args.cookies, voices=args.voices, max_hours=args.max_hours,
     )
 
 

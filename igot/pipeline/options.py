@@ -13,6 +13,7 @@ from igot.asr import glossary, transcribe
 from igot.asr.whisper_model import check_language
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
+from igot.media.audio import MAX_HOURS
 from igot.refine.punctuate import PUNCTUATION_MODEL
 
 ENGINE_CHOICES = ("auto", *transcribe.ENGINES)  # auto: faster-whisper where it can run, else transformers
@@ -68,6 +69,9 @@ class RunOptions:
     # a list, or text with commas or one term per line. None: the library's glossary (OUT/glossary.txt)
     # when it has one. (`igot run --glossary` adds its terms to the library's and gives the run both.)
     glossary: Union[Sequence[str], str, None] = None
+    # The longest recording a run decodes (by its header, and ffmpeg stops there too): past it, a
+    # few MB of silence would become gigabytes of audio and hours of work (igot.media.audio.MAX_HOURS).
+    max_hours: float = MAX_HOURS
 
 
 def check_options(options: RunOptions) -> None:
@@ -102,6 +106,10 @@ def check_options(options: RunOptions) -> None:
         summarize.check_prompt(options.prompt)
     if options.glossary is not None:
         glossary.checked(options.glossary, "the run's glossary")
+    hours = options.max_hours
+    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not 0 < hours < float("inf"):
+        raise IgotError(f"--max-hours must be a number of hours above 0, not {hours!r}.",
+                        f"Give the longest recording to transcribe, e.g. --max-hours {MAX_HOURS:g}.")
 
 
 def device_index(device: str) -> tuple[str, int]:

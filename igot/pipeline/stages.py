@@ -71,7 +71,7 @@ def get_audio(ctx: RunContext, media: Path) -> Path:
     wav = ctx.work / "audio.wav"
     if ctx.options.force or not wav.exists():
         ctx.log(f"Audio: converting {media.name} to 16 kHz mono")
-        audio.convert_to_wav(media, wav)
+        audio.convert_to_wav(media, wav, ctx.progress, ctx.options.max_hours)  # the hook may stop ffmpeg (Cancel)
     return wav
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from igot.errors import IgotError
+from igot.media import audio
 from igot.outputs import highlights
 from igot.text import clean_text, format_clock, typed_line
 from igot.outputs.store import Library
@@ -80,8 +81,9 @@ def _encode(part: Part, out: Path, work: Path, titled: bool = True) -> None:
     # expansion=none: drawtext reads %{...} in the text as a function, so "20% off" drew no title at all.
     title = (f",drawtext=textfile={text}:expansion=none:fontcolor=white:fontsize=34:box=1:boxcolor=black@0.55:"
              f"boxborderw=14:x=(w-text_w)/2:y=h-text_h-48{when}") if titled else ""
-    # "file:" and the whitelist: a recording's name is never read as another protocol (http:, concat:).
-    media = ["-protocol_whitelist", "file", "-i", f"file:{Path(part.media).absolute()}"]
+    # "file:", the whitelists and the demuxer ffprobe found (igot.media.audio.input_args): a
+    # recording's name is never read as another protocol (http:, concat:), nor its text as a playlist.
+    media = audio.input_args(Path(part.media).absolute())
     if part.video:
         inputs = ["-ss", f"{start:.3f}", "-t", f"{length:.3f}", *media]
         picture = f"[0:v]{fit}{title}[v]"

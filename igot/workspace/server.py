@@ -28,6 +28,7 @@ import orjson
 
 from igot.asr import glossary
 from igot.errors import IgotError, install_hint
+from igot.media import audio
 from igot.outputs import corrections, highlights, review
 from igot.search import ask
 from igot.summary.summarize import DEFAULT_PROMPT
@@ -42,7 +43,7 @@ from igot.pipeline import RunOptions
 from igot.workspace.guard import Door, inside
 from igot.workspace.interviews import WorkspaceError, recording
 from igot.workspace.models import Models
-from igot.workspace.queue import MAX_CHUNK, Queue
+from igot.workspace.queue import MAX_CHUNK, MAX_UPLOAD, Queue
 from igot.workspace.themes import Themes
 
 try:
@@ -403,6 +404,7 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
     @app.post("/api/queue")
     async def queue_add(request: Request) -> Response:
         body = await _body(request)
+        await run_in_threadpool(room_for_uploads, queue, body)
         return JSONResponse({"jobs": await run_in_threadpool(queue.add, body)}, status_code=201)
 
     @app.put("/api/queue/{job_id}/file")
@@ -490,6 +492,30 @@ async def _chunk(request: Request) -> bytes:
 
 class Unsupported(WorkspaceError):
     status = 415
+
+
+class NoRoom(WorkspaceError):
+    status = 507  # Insufficient Storage
+
+
+def room_for_uploads(queue: Queue, body: dict) -> None:
+    """The files a batch announces, with the bytes of uploads still coming, must fit on the
+    library's disk: refused before a byte is received (each upload alone may be up to 4 GB, and
+    a full disk would fail every run and change of the library, not just this upload). Sizes
+    that are not numbers, or past MAX_UPLOAD, are left to the queue, which refuses them."""
+    files = body.get("files")
+    announced = sum(f["size"] for f in files if isinstance(f, dict) and type(f.get("size")) is int
+                    and 0 < f["size"] <= MAX_UPLOAD) if isinstance(files, list) else 0
+    if not announced:
+        return
+    with queue.lock:
+        coming = sum(max(job.size - job.received, 0) for job in queue.jobs if job.state == "uploading")
+    count = len(files)
+    what = f"the {count} recording{'s' * (count != 1)} added" + (" and the uploads still coming" if coming else "")
+    try:
+        audio.check_free_space(queue.folder, announced + coming, what)
+    except IgotError as err:
+        raise NoRoom(err.problem, err.fix) from None
 
 
 def export_file(lib: Library, name: str) -> Optional[Path]:
