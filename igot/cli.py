@@ -189,17 +189,28 @@ NO_DRIVE = "To change only the files here and leave the Google Doc as it is, add
 
 def rename_command(args: argparse.Namespace) -> int:
     """`igot rename`: the names, the merge of speakers given one name, and every copy updated."""
-    from igot.outputs import store
+    from igot.outputs import corrections
+    from igot.outputs.store import Library
     from igot.speakers import voices
-    from igot.speakers.phrases import name_speakers
+
+    read: dict[str, Transcript] = {}
+
+    def make(now: Transcript) -> Transcript:
+        # From the file as it is under the library's lock (a workspace correction made meanwhile
+        # is kept), the naming kept in its history, so Undo in the workspace takes it back whole.
+        read["before"] = now
+        return corrections.named(now, names)
+
+    def remembered(named: Transcript):
+        # the voices of the people named, from the windows the run kept: naming loads no model
+        return voices.after_naming(named, path.parent, path.stem, log=print, replaces=read["before"])
 
     try:
-        path, before = read_interview(args.interview, args.out)
-        named = name_speakers(before, parse_names(args.names))
-        # the voices of the people named, from the windows the run kept: naming loads no model
-        remembered = voices.after_naming(named, path.parent, path.stem, log=print) if args.voices else None
-        saved = store.save(named, path.parent, path.stem, drive=not args.no_drive, client_secrets=args.client_secrets,
-                           log=print, remembered=remembered)
+        names = parse_names(args.names)
+        path, _ = read_interview(args.interview, args.out)
+        saved = Library(path.parent).change_now(path.stem, make, remembered if args.voices else None,
+                                                drive=not args.no_drive, client_secrets=args.client_secrets, log=print)
+        before = read["before"]
     except DriveUnchanged as exc:
         print(f"igot: {exc} {NO_DRIVE}", file=sys.stderr)
         return 2

@@ -10,14 +10,14 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
 from igot.asr.transcribe import GPU_MODEL
 from igot.errors import IgotError
 from igot.media.audio import SAMPLE_RATE, read_window
-from igot.outputs import export, store
+from igot.outputs import corrections, export, store
 from igot.pipeline import OUT_DIR, Models, RunOptions, RunResult, run
 from igot.speakers import phrases, voices
 from igot.text import format_clock
@@ -266,10 +266,12 @@ def _place(result: RunResult) -> tuple[Path, str]:
 
 
 def name_speakers(result: RunResult, names: str) -> RunResult:
-    """Apply 'Ana, Bruno' (in the order step 6 lists the speakers, so running the cell again with
-    other names starts from there) and bring every copy up to date: the files, the library page
-    and, once the interview is in Drive, its Doc, Sheet row and kept JSON. Speakers given the same
-    name become one: one person the speaker detection split in two."""
+    """Apply 'Ana, Bruno' (in the order step 6 lists the speakers) and bring every copy up to date:
+    the files, the library page and, once the interview is in Drive, its Doc, Sheet row and kept
+    JSON. Speakers given the same name become one: one person the speaker detection split in two.
+    The names are applied to the interview as its file is now (igot.outputs.store.Library.change_now),
+    so a word corrected in the workspace meanwhile stays, and the naming is kept in the interview's
+    history (Undo in the workspace takes it back)."""
     if not names.strip():
         t = result.transcript
         if any(s.recognised for s in t.speakers):
@@ -281,47 +283,91 @@ def name_speakers(result: RunResult, names: str) -> RunResult:
         print("Speakers keep their numbers; type names above and run this cell again to rename them. "
               "One person split in two? Give both the same name.")
         return result
-    t = phrases.name_speakers(result.transcript, phrases.parse_names(names))
+    asked = phrases.parse_names(names)
     folder, stem = _place(result)
-    t, kept = _summary_kept(t, folder / f"{stem}.json")
+    read: dict[str, Transcript] = {}
+
+    def make(now: Transcript) -> Transcript:
+        read["before"] = now
+        return corrections.named(now, names_now(asked, result.transcript, now))
+
     # the voices of the people named, from the windows step 6 kept: naming loads no model
-    saved = store.save(t, folder, stem, remembered=voices.after_naming(t, folder, stem, log=print))
+    saved = _changed(result, make, lambda t: voices.after_naming(t, folder, stem, log=print, replaces=read.get("before")))
+    before = read.get("before", result.transcript)
     print("Speakers: " + ", ".join(f"{s.id[1:]} = {saved.transcript.speaker_name(s.id)}" for s in saved.transcript.speakers))
-    before, now = len(result.transcript.speakers), len(saved.transcript.speakers)
-    if now < before:
-        print(f"{before} speakers, {now} names: speakers with the same name are now one person.")
-    if kept:
+    if len(saved.transcript.speakers) < len(before.speakers):
+        print(f"{len(before.speakers)} speakers, {len(saved.transcript.speakers)} names: speakers with the same name are now one person.")
+    if saved.transcript.summary and saved.transcript.speakers != before.speakers:
         print("The summary was written with the names before: run step 8 again to write it with these.")
     if saved.doc:
         print(f"Google Doc updated: {saved.doc}")
     return replace(result, transcript=saved.transcript, files=saved.files)
 
 
-def _summary_kept(t: Transcript, saved: Path) -> tuple[Transcript, bool]:
-    """The transcript with the summary step 8 wrote into its file (naming starts again from step
-    6's transcript, which has none), each cited time pointed at its phrase again; and whether
-    there was one to keep."""
+def names_now(asked: Union[list[str], dict[str, str]], run_t: Transcript, now: Transcript) -> Union[list[str], dict[str, str]]:
+    """Names typed in the order step 6 listed the run's speakers, for the interview as it is now.
+    Usually the same speakers: each name goes to the speaker at its place. When they changed since
+    (two made one by an earlier naming, a speaker added in the workspace), each of the run's speakers
+    is found now by its words (their times), so the cell run again with the same names changes
+    nothing, and one with new names names those speakers."""
+    if isinstance(asked, list) and len(asked) == len(now.speakers):
+        return {s.id: name for s, name in zip(now.speakers, asked)}
+    if not isinstance(asked, list) or len(asked) != len(run_t.speakers):
+        return asked  # 'Speaker 2=Ana' names what the reader sees; a count that fits neither is said by the naming
+    said_now = {(w.start, w.end): p.speaker for p in now.phrases for w in p.words}
+    given: dict[str, str] = {}
+    for speaker, name in zip(run_t.speakers, asked):
+        held: dict[str, int] = {}
+        for p in run_t.phrases:
+            for w in p.words if p.speaker == speaker.id else ():
+                who = said_now.get((w.start, w.end))
+                if who is not None:
+                    held[who] = held.get(who, 0) + 1
+        if not held or not name.strip():
+            continue
+        who = max(held, key=held.get)
+        if who in given and " ".join(given[who].split()).casefold() != " ".join(name.split()).casefold():
+            listed = ", ".join(f"{s.id[1:]} = {now.speaker_name(s.id)}" for s in now.speakers)
+            raise IgotError(f"Speaker {speaker.id[1:]} of step 6 was made one person with another since ({listed} now), "
+                            f"so it cannot be named {name!r} apart.",
+                            "Undo that naming in the workspace (↶ Undo), or give the names in the order listed now.")
+        given[who] = name
+    return given
+
+
+def _changed(result: RunResult, make, remembered=None, **drive) -> store.Saved:
+    """The change `make` made to the interview's file as it is now, with its Drive copy (store.save's
+    arguments in `drive`); the run's transcript saved as it is when the file is not there (yet)."""
+    folder, stem = _place(result)
+    if not (folder / f"{stem}.json").is_file():
+        t = make(result.transcript)
+        return store.save(t, folder, stem, remembered=remembered(t) if remembered else None, log=print, **drive)
+    return store.Library(folder).change_now(stem, make, remembered, log=print, **drive)
+
+
+def _with_summary(t: Transcript, written: Transcript) -> Transcript:
+    """`t` with the summary written from `written` (each cited time pointed at the phrase said then
+    in `t`: a phrase corrected meanwhile moves no citation off its moment)."""
     from igot.summary.summarize import find_phrase
 
-    if t.summary or not saved.is_file():
-        return t, False
-    try:
-        earlier = Transcript.load(saved)
-    except (OSError, ValueError, KeyError, TypeError):
-        return t, False
-    if not earlier.summary:
-        return t, False
     summary = [replace(point, citations=[replace(c, phrase=find_phrase(t, c.time)) for c in point.citations])
-               for point in earlier.summary]
-    return replace(t, summary=summary), True
+               for point in written.summary]
+    how = {"summary": written.info["summary"]} if "summary" in written.info else {}  # model, chunks, seconds
+    return replace(t, summary=summary, info={**t.info, **how})
 
 
 def _summarised(result: RunResult, prompt: Optional[str], llm_model: Optional[str]) -> Optional[Transcript]:
     """The transcript with its bullet summary, by the run's own summary stage (kept in the
-    interview's work folder, reused when nothing it reads changed); None (and one line saying
-    why) when the model cannot be had."""
+    interview's work folder, reused when nothing it reads changed), written from the interview as
+    its file is now (the workspace's corrections in it); None (and one line saying why) when the
+    model cannot be had."""
     from igot.pipeline import summarise
 
+    folder, stem = _place(result)
+    try:
+        result = replace(result, transcript=store.Library(folder).open(stem).transcript)
+    except IgotError:
+        pass  # no file yet (or one that cannot be read): the run's transcript
     options = RunOptions(llm_model=llm_model or None, prompt=prompt or None)
     try:
         done = summarise(result, options, log=print)
@@ -339,23 +385,22 @@ def add_summary(result: RunResult, prompt: Optional[str] = None, llm_model: Opti
     """The bullet summary (after the speakers have names, which it quotes), written into the
     interview's files, library page and Drive copy. If the model cannot be had, say why and go
     on without it: nothing is lost."""
-    t = _summarised(result, prompt, llm_model)
-    if t is None:
+    written = _summarised(result, prompt, llm_model)
+    if written is None:
         return result
-    folder, stem = _place(result)
-    saved = store.save(t, folder, stem)
+    saved = _changed(result, lambda t: _with_summary(t, written))
     return replace(result, transcript=saved.transcript, files=saved.files)
 
 
 def publish(result: RunResult, drive_folder: str = "", doc_name: str = "", download: bool = True,
             summarise: bool = False, prompt: Optional[str] = None, llm_model: Optional[str] = None) -> Optional[str]:
     """The summary (if asked), the Google Doc in the user's Drive folder (when a folder is
-    given; run again, the same Doc is updated), and the local files, all in one step."""
-    folder, stem = _place(result)
-    t = _summarised(result, prompt, llm_model) if summarise else None
-    if t is None:  # no new summary: the one written before, if any, stays
-        t, _ = _summary_kept(result.transcript, folder / f"{stem}.json")
-    saved = store.save(t, folder, stem, drive_folder=drive_folder.strip() or None, doc_name=doc_name.strip() or None)
+    given; run again, the same Doc is updated), and the local files, all in one step. Made on the
+    interview as its file is now: corrections made in the workspace since step 7 are published."""
+    written = _summarised(result, prompt, llm_model) if summarise else None
+    # no new summary: the interview as it is, the one written before (if any) in it
+    saved = _changed(result, lambda t: _with_summary(t, written) if written is not None else t,
+                     drive_folder=drive_folder.strip() or None, doc_name=doc_name.strip() or None)
     if saved.doc:
         print(f"Google Doc: {saved.doc}")
     for kind in ("html", "srt", "json"):

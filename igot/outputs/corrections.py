@@ -16,7 +16,9 @@ import difflib
 import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence, Union
+
+import orjson
 
 from igot.errors import IgotError
 from igot.links import link_at
@@ -28,6 +30,15 @@ from igot.transcript import Edit, Phrase, Speaker, Transcript, Word
 NEW_SPEAKER = "new"  # where a phrase may be given: a speaker of its own
 PHRASE_MAX = 5000  # characters in one corrected phrase: a phrase, not a document
 HISTORY_MAX = 200  # corrections kept to undo; older ones are forgotten (their words keep `heard`)
+# The undo history's size in the interview's JSON, at most: the oldest corrections are forgotten
+# beyond it. A correction of words keeps ~1-2 kB, a merge of speakers on an hour ~0.1 MB (the
+# speaker and voices each phrase had); the whole hour is ~1.4 MB, and the file must stay readable.
+HISTORY_BYTES = 256 * 1024
+# Where the history was cut (an Edit of this kind, first in it): nothing before it can be undone.
+FORGOTTEN = "forgotten"
+# A part of a naming's record: the speaker and voices that phrases outside what it joined had,
+# each phrase otherwise as it is now (Edit.before holds only those, without words).
+NAMES_SPEAKERS = "names-speakers"
 
 
 class CorrectionError(IgotError):
@@ -70,7 +81,7 @@ def _recorded(t: Transcript, kind: str, at: int, removed: int, phrases: list[Phr
                 list(t.speakers) if speakers is not None else None, _now())
     changed = replace(t, phrases=t.phrases[:at] + phrases + t.phrases[at + removed:],
                       speakers=speakers if speakers is not None else t.speakers,
-                      edits=(t.edits + [edit])[-HISTORY_MAX:])
+                      edits=history(t.edits + [edit]))
     return in_step(changed, changed.phrases[at].start if phrases else None, (phrases[-1].end if phrases else None))
 
 
@@ -229,28 +240,137 @@ def renamed(t: Transcript, names: Mapping[str, str]) -> Transcript:
     unknown = [k for k in names if k not in ids]
     if unknown:
         raise CorrectionError(f"This interview has no speaker {unknown[0]!r}.", "Reload the page, then name the speakers again.")
-    after = name_speakers(t, {f"Speaker {k[1:]}": v for k, v in names.items() if typed_line(v)})
+    return named(t, {k: v for k, v in names.items() if typed_line(v)})
+
+
+def named(t: Transcript, names: Union[Sequence[str], Mapping[str, str]]) -> Transcript:
+    """The speakers named as igot.speakers.phrases.name_speakers reads `names` ('Ana,Bruno' in
+    order, or {'Speaker 2' / '2' / 'S2': name}), kept in the history like every correction: every
+    way of naming (the workspace, `igot rename`, the notebook's naming cell) comes through here, so
+    an earlier correction is never undone over phrases a merge made anew. A merge keeps only what
+    it changed: the phrases it joined or cut, and the speaker and voices of the others (names_record)."""
+    after = name_speakers(t, names)
     if after.phrases == t.phrases and after.speakers == t.speakers:
         return t
-    # Naming alone keeps the phrases; a merge makes them anew: then all of them are kept to undo.
-    merged = after.phrases != t.phrases
-    edit = Edit(uuid.uuid4().hex[:12], "names", 0, [replace(p) for p in t.phrases] if merged else [],
-                len(after.phrases) if merged else 0, list(t.speakers), _now())
-    return in_step(replace(after, edits=(t.edits + [edit])[-HISTORY_MAX:]))
+    return in_step(replace(after, edits=history(t.edits + names_record(t, after))))
 
 
-# --- undo -------------------------------------------------------------------------------------------
+def names_record(before: Transcript, after: Transcript) -> list[Edit]:
+    """What undoes a naming of `before` into `after`, as one group of edits sharing an id (undone
+    together), last the one of kind "names" holding the speakers before. Phrases the merge joined
+    or cut are kept whole (an Edit each stretch, at its place in `after`); a phrase that only
+    changed speaker or voices (a merged speaker's, or every one whose voices named the merged
+    speaker; the ids renumbered) keeps those alone, without its words: on an hour a merge keeps
+    ~0.1 MB rather than the ~1.4 MB of every phrase."""
+    gid, now = uuid.uuid4().hex[:12], _now()
+    old, new = before.phrases, after.phrases
+    stretches: list[list[int]] = []  # [a0, a1, b0, b1]: old[a0:a1] became new[b0:b1]
+    relabelled: list[tuple[int, Phrase]] = []  # (place in `after`, the speaker and voices it had)
+    if old != new:
+        key = lambda p: (p.start, p.end, p.text)  # noqa: E731  (what a merge leaves alone when it only renames)
+        matcher = difflib.SequenceMatcher(a=[key(p) for p in old], b=[key(p) for p in new], autojunk=False)
+        for op, a0, a1, b0, b1 in matcher.get_opcodes():
+            if op != "equal":
+                stretches.append([a0, a1, b0, b1])
+                continue
+            for i, j in zip(range(a0, a1), range(b0, b1)):
+                o, n = old[i], new[j]
+                if o is n or o == n:
+                    continue
+                had = Phrase(o.speaker, o.start, o.end, "", voices=dict(o.voices) if o.voices is not None else None)
+                if _given_back(n, had) == o:
+                    relabelled.append((j, had))
+                elif stretches and stretches[-1][1] == i and stretches[-1][3] == j:
+                    stretches[-1][1], stretches[-1][3] = i + 1, j + 1
+                else:
+                    stretches.append([i, i + 1, j, j + 1])
+    edits = []
+    for j, had in relabelled:  # runs of neighbours: one edit each, placed by `at`
+        if edits and edits[-1].at + edits[-1].after == j:
+            edits[-1].before.append(had)
+            edits[-1].after += 1
+        else:
+            edits.append(Edit(gid, NAMES_SPEAKERS, j, [had], 1, None, now))
+    edits += [Edit(gid, "names", b0, [replace(p) for p in old[a0:a1]], b1 - b0, None, now) for a0, a1, b0, b1 in stretches]
+    return edits + [Edit(gid, "names", 0, [], 0, list(before.speakers), now)]
+
+
+def _given_back(p: Phrase, had: Phrase) -> Phrase:
+    """Phrase `p` with the speaker and voices it had (`had`), its words said by that speaker again."""
+    return replace(p, speaker=had.speaker, voices=dict(had.voices) if had.voices is not None else None,
+                   words=[replace(w, speaker=had.speaker) for w in p.words])
+
+
+# --- the history: bounded, and undo -----------------------------------------------------------------
+def _groups(edits: Sequence[Edit]) -> list[list[Edit]]:
+    """The history as corrections: neighbouring edits that share an id are one (a naming's record)."""
+    groups: list[list[Edit]] = []
+    for e in edits:
+        if groups and groups[-1][0].id == e.id:
+            groups[-1].append(e)
+        else:
+            groups.append([e])
+    return groups
+
+
+def history(edits: list[Edit]) -> list[Edit]:
+    """`edits` within HISTORY_MAX corrections and HISTORY_BYTES of JSON: the oldest forgotten
+    first, and then a FORGOTTEN edit first in it, so Undo says why it goes no further. A correction
+    larger than the bound alone is forgotten at once: it cannot be undone, and says so."""
+    groups = _groups(edits)
+    cut = bool(groups) and groups[0][0].kind == FORGOTTEN
+    if cut:
+        groups = groups[1:]
+    sizes = [len(orjson.dumps(g)) for g in groups]
+    total, first = sum(sizes), 0
+    while first < len(groups) and (total > HISTORY_BYTES or len(groups) - first > HISTORY_MAX):
+        total -= sizes[first]
+        first += 1
+    if first == 0 and not cut:
+        return edits
+    marker = [Edit(uuid.uuid4().hex[:12], FORGOTTEN, 0, created=_now())]
+    return marker + [e for g in groups[first:] for e in g]
+
+
+def undoable(t: Transcript) -> tuple[int, Optional[str]]:
+    """(how many corrections Undo can take back, the kind of the last one)."""
+    groups = [g for g in _groups(t.edits) if g[0].kind != FORGOTTEN]
+    return len(groups), groups[-1][-1].kind if groups else None
+
+
 def undone(t: Transcript) -> Transcript:
-    """The transcript before its last correction."""
-    if not t.edits:
+    """The transcript before its last correction (a naming's whole record at once)."""
+    groups = _groups(t.edits)
+    if not groups:
         raise CorrectionError("There is no correction to undo.", "")
-    edit = t.edits[-1]
-    phrases = t.phrases
-    if edit.kind != "names" or edit.before:
-        phrases = t.phrases[:edit.at] + list(edit.before) + t.phrases[edit.at + edit.after:]
-    back = replace(t, phrases=phrases, speakers=list(edit.speakers) if edit.speakers is not None else t.speakers,
-                   edits=t.edits[:-1])
+    group = groups[-1]
+    if group[0].kind == FORGOTTEN:
+        raise CorrectionError("The corrections before this point were forgotten to keep the interview's file small "
+                              "(or one was too large to keep): they cannot be undone.",
+                              "Correct what is still wrong by hand.")
+    phrases = list(t.phrases)
+    # A naming's speakers and voices first (they change no phrase's place), then the phrases it
+    # made anew, last first: each edit's place is in the transcript as the correction left it.
+    for edit in group:
+        if edit.kind == NAMES_SPEAKERS:
+            if edit.at + len(edit.before) > len(phrases):
+                raise _cannot_undo()
+            phrases[edit.at:edit.at + len(edit.before)] = [
+                _given_back(p, had) for p, had in zip(phrases[edit.at:edit.at + len(edit.before)], edit.before)]
+    for edit in reversed(group):
+        if edit.kind == NAMES_SPEAKERS or (edit.kind == "names" and not edit.before and not edit.after):
+            continue  # a naming that joined no phrase: its speakers alone
+        if edit.at + edit.after > len(phrases):
+            raise _cannot_undo()
+        phrases[edit.at:edit.at + edit.after] = [replace(p) for p in edit.before]
+    speakers = next((list(e.speakers) for e in reversed(group) if e.speakers is not None), t.speakers)
+    back = replace(t, phrases=phrases, speakers=speakers, edits=t.edits[:len(t.edits) - len(group)])
     return in_step(back)
+
+
+def _cannot_undo() -> CorrectionError:
+    return CorrectionError("The last correction no longer fits the interview's phrases, so it cannot be undone.",
+                           "Correct what is still wrong by hand.")
 
 
 def heard(p: Phrase) -> Optional[str]:

@@ -529,6 +529,32 @@ class Library:
         with self.locked():  # no change between the version read and the one named
             return self.change(stem, self.open(stem).version, make)
 
+    # --- a change made from the interview as it is now (`igot rename`, the notebook's cells) -----
+    def change_now(self, stem: str, make: Callable[[Transcript], Transcript],
+                   voices: Optional[Callable[[Transcript], Optional[voices_module.Voices]]] = None, *,
+                   drive: bool = True, drive_folder: Optional[str] = None, doc_name: Optional[str] = None,
+                   client_secrets: Optional[Path] = None, service: Any = None,
+                   log: Callable[[str], None] = lambda message: None) -> Saved:
+        """Apply `make` to interview `stem` as its file is now, and save the result with its Drive
+        copy (save's `drive`, `drive_folder`, `doc_name`...): the change `igot rename` and the
+        notebook's naming, summary and publish cells make. They hold no page's version: the file is
+        read under the library's lock and written before the lock is let go, so a correction made
+        meanwhile in the workspace is in what `make` is given, and kept; a page that read the file
+        before is refused (Stale) when it names its older version."""
+        try:
+            with self.locked():
+                now = self.open(stem)
+                made = make(now.transcript)
+                remembered = voices(made) if voices is not None and made is not now.transcript else None
+                saved = save(made, self.folder, stem, drive_folder=drive_folder, doc_name=doc_name, drive=drive,
+                             client_secrets=client_secrets, service=service, log=log, remembered=remembered,
+                             replaces=now.transcript, known=self._known())
+                self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
+                return saved
+        except OSError as err:
+            raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",
+                              "Check that the disk has room and the folder can be written to, then do it again.") from None
+
 
 GLOSSARY_FIX = (f"Save the glossary again in the workspace's Glossary page, or correct or delete the file "
                 f"{glossary_module.FILE} in the library folder (one term per line, UTF-8 text).")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Collection, Mapping, Optional, Sequence, Union
 
@@ -214,6 +215,20 @@ def parse_names(text: str) -> Union[list[str], dict[str, str]]:
     return parts
 
 
+def speaker_meant(transcript: Transcript, key: str) -> str:
+    """The speaker id a key of the names means: 'S2' is the id itself; 'Speaker 2' (or '2') is the
+    speaker the reader sees labelled "Speaker 2", else the one with id S2. The label comes first:
+    a file written before a merge renumbered labels with ids can show "Speaker 2" on S1."""
+    text = " ".join(key.split())
+    if re.fullmatch(r"[Ss]\d+", text):
+        return f"S{int(text[1:])}"
+    number = text.lower().removeprefix("speaker").strip()
+    if not number.isdigit():
+        raise IgotError(f"Unknown speaker '{key}' in the names.", "Use 'Speaker 1=Ana' or '1=Ana'.")
+    shown = [s.id for s in transcript.speakers if " ".join(s.name.split()).casefold() == f"speaker {int(number)}"]
+    return shown[0] if len(shown) == 1 else f"S{int(number)}"
+
+
 def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[str, str]],
                   options: Optional[SpeakerOptions] = None) -> Transcript:
     """Rename speakers by order ('Ana,Bruno') or by mapping ('Speaker 2' / '2' / 'S2' -> name).
@@ -225,11 +240,8 @@ def name_speakers(transcript: Transcript, names: Union[Sequence[str], Mapping[st
     if isinstance(names, Mapping):
         by_key = {}
         for key, name in names.items():
-            number = key.strip().lower().removeprefix("speaker").removeprefix("s").strip()
-            if not number.isdigit():
-                raise IgotError(f"Unknown speaker '{key}' in the names.", "Use 'Speaker 1=Ana' or '1=Ana'.")
             if typed_line(name):
-                by_key[f"S{int(number)}"] = typed_line(name)
+                by_key[speaker_meant(transcript, key)] = typed_line(name)
     else:
         by_key = {f"S{i + 1}": typed_line(name) for i, name in enumerate(names) if typed_line(name)}
     unknown = sorted(set(by_key) - {s.id for s in transcript.speakers})
@@ -291,10 +303,17 @@ def merge_speakers(transcript: Transcript, into: Mapping[str, str], options: Opt
             phrase.link = link_at(t.source.url, t.source.kind, phrase.start) if linked else None
         phrases.append(phrase)
     before = {s.id: s for s in t.speakers}
-    speakers = [replace(before[old], id=new) if old in before else Speaker(new, f"Speaker {new[1:]}") for old, new in order.items()]
+    speakers = [_renumbered(before[old], new) if old in before else Speaker(new, f"Speaker {new[1:]}") for old, new in order.items()]
     summary = [replace(point, citations=[replace(c, phrase=new_index.get(c.phrase)) if c.phrase is not None else c
                                           for c in point.citations]) for point in t.summary]
     return replace(t, speakers=speakers, phrases=phrases, turns=_merge_turns(t, into), summary=summary)
+
+
+def _renumbered(speaker: Speaker, new: str) -> Speaker:
+    """`speaker` under its new id; a speaker not yet named keeps the label of its id ("Speaker 2"
+    on S2), so the label the reader sees is the one `igot rename --names "Speaker 2=Ana"` names."""
+    unnamed = speaker.name == f"Speaker {speaker.id[1:]}" and not speaker.recognised
+    return replace(speaker, id=new, name=f"Speaker {new[1:]}" if unnamed else speaker.name)
 
 
 def _voices_merged(voices: Optional[dict[str, float]], into: Mapping[str, str],

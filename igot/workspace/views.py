@@ -116,7 +116,8 @@ def phrases_view(t: Transcript, start: int = 0, stop: Optional[int] = None) -> l
 
 def corrections_view(t: Transcript) -> dict:
     """The researcher's corrections: how many, and the last one (what Undo takes back)."""
-    return {"count": len(t.edits), "last": t.edits[-1].kind if t.edits else None}
+    count, last = corrections.undoable(t)  # a naming's record is several edits, undone as one
+    return {"count": count, "last": last}
 
 
 def correction_view(before: Transcript, opened: Opened) -> dict:
