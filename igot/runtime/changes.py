@@ -12,13 +12,23 @@ the moment the change is made. Then the temps take their places and the journal 
 files after it (by a thread: freeing a file's blocks is slow on ext4). An error half way puts every
 old file back; a process killed after the journal was written leaves it, and whoever takes the lock
 next finishes the change from it (the temps are complete on disk) before doing anything else.
+
+The journal is in the folder, where anyone who can write there may plant one: it is replayed only
+when every file it names is of the very form a change writes (a file of the library or of its
+.igot, its temp beside it, its old file in .igot/old), reached through no link; any other is
+discarded whole, said as a warning, and no file is touched (issue 49). Nothing is written or
+emptied through a link in .igot: a library whose .igot (or .igot/old, or the lock) is a link is
+refused with an IgotError that says to remove it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import shutil
+import stat
 import threading
 import time
 import uuid
@@ -29,14 +39,19 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Optional
 
 from igot.errors import IgotError
-from igot.runtime.files import write_atomic, write_temp
+from igot.runtime.files import STATE, check_no_link, first_link, write_atomic, write_temp
 
-STATE = ".igot"  # the library's own state, beside the interviews
 LOCK = "lock"
 JOURNAL = "changing.json"
 OLD = "old"  # where a change keeps the files it replaces (hard links) until it is made
 LEFT_OLD = 60.0  # seconds after which an old file there was left by a killed process
 WAIT = 60.0  # seconds to wait for another process's change (a Drive save can take this long)
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX: a link is not opened (Windows has none to open here)
+# The names a change gives its temps (igot.runtime.files.write_temp) and its old files (Change.commit).
+TEMP_NAME = r"\.{name}\.[0-9a-f]{{8}}\.tmp"
+OLD_NAME = r"\.{name}\.[0-9a-f]{{8}}\.old"
+
+log = logging.getLogger(__name__)
 
 try:  # POSIX (Linux, macOS, Colab)
     import fcntl
@@ -114,20 +129,24 @@ def old_path(folder: Path) -> Path:
     return Path(folder) / STATE / OLD
 
 
+def _try_lock(handle: int) -> bool:
+    try:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        else:  # pragma: no cover
+            msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
+        return True
+    except OSError:
+        return False
+
+
 def _os_lock(handle: int, folder: Path) -> None:
     deadline = time.monotonic() + WAIT
-    while True:
-        try:
-            if fcntl is not None:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            else:  # pragma: no cover
-                msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise Busy(f"Another iGot has been changing the library {folder} for over {WAIT:.0f} s.",
-                           "Wait for it to finish (a run, a rename, a Drive save), then do it again.") from None
-            time.sleep(0.005)
+    while not _try_lock(handle):
+        if time.monotonic() > deadline:
+            raise Busy(f"Another iGot has been changing the library {folder} for over {WAIT:.0f} s.",
+                       "Wait for it to finish (a run, a rename, a Drive save), then do it again.")
+        time.sleep(0.005)
 
 
 def _os_unlock(handle: int) -> None:
@@ -136,6 +155,54 @@ def _os_unlock(handle: int) -> None:
     else:  # pragma: no cover
         os.lseek(handle, 0, os.SEEK_SET)
         msvcrt.locking(handle, msvcrt.LK_UNLCK, 1)
+
+
+def claim(path: Path) -> int:
+    """A new file `path`, locked by this process from before it appears under its name (so another
+    never finds it free while it is made) until let_go(handle) or the process ends, even by kill -9:
+    what a job holds while it runs, so that a later process knows whether one still does."""
+    made = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.new")
+    handle = os.open(made, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        if not _try_lock(handle):  # pragma: no cover - nobody else knows this file yet
+            raise OSError(f"{made} is locked")
+        os.replace(made, path)  # the lock is the file's, so it comes with it
+    except BaseException:
+        os.close(handle)
+        made.unlink(missing_ok=True)
+        raise
+    return handle
+
+
+def unclaimed(path: Path) -> Optional[int]:
+    """The file `path` (never opened through a link) locked now by this process when no other
+    holds it (its process ended); None while one does. OSError when it is not there."""
+    handle = os.open(path, os.O_RDWR | NOFOLLOW)
+    if _try_lock(handle):
+        return handle
+    os.close(handle)
+    return None
+
+
+def let_go(handle: int) -> None:
+    try:
+        _os_unlock(handle)
+    finally:
+        os.close(handle)
+
+
+def own_folder(path: Path, folder: Path) -> Path:
+    """The folder `path` of the library `folder` (made when missing), when it is a real folder
+    reached through no link; an IgotError saying to remove the link otherwise."""
+    check_no_link(path, folder)  # before a folder is made through one
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file in its place: said below
+        pass
+    if not path.is_dir():
+        raise IgotError(f"{path} is not a folder: iGot keeps the library's own files there.",
+                        "Move that file away, then do it again.")
+    return path
 
 
 @contextmanager
@@ -148,8 +215,9 @@ def locked(folder: Path | str) -> Iterator[None]:
     with held.thread_lock:
         if held.depth == 0:
             path = lock_path(folder)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            own_folder(path.parent, folder)
+            check_no_link(path, folder)
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o666)
             try:
                 _os_lock(handle, folder)
             except BaseException:
@@ -173,10 +241,7 @@ def locked(folder: Path | str) -> Iterator[None]:
 def _release(held: _Held) -> None:
     handle, held.handle = held.handle, None
     if handle is not None:
-        try:
-            _os_unlock(handle)
-        finally:
-            os.close(handle)
+        let_go(handle)
 
 
 def interrupted(folder: Path | str) -> bool:
@@ -196,36 +261,102 @@ def finish_interrupted(folder: Path) -> None:
 def _finish_journal(folder: Path) -> None:
     journal = journal_path(folder)
     try:
-        entries = json.loads(journal.read_text(encoding="utf-8"))["files"]
+        handle = os.open(journal, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))  # a pipe planted there: no wait
     except FileNotFoundError:
         return
-    except (OSError, ValueError, KeyError, TypeError):
-        # Written whole or not at all, so unreadable means written by no iGot: leave the files be.
-        journal.unlink(missing_ok=True)
+    except OSError as err:  # a link (ELOOP), or unreadable
+        _discard(journal, f"it cannot be read ({err.strerror or err})")
         return
-    for entry in entries:
-        target, temp, backup = (folder / entry[k] if entry.get(k) else None for k in ("path", "temp", "backup"))
-        if target is None:
-            continue
+    try:
+        with os.fdopen(handle, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ValueError("it is not a file")
+            entries = _entries(folder, json.loads(f.read().decode("utf-8")))
+    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # A journal is written whole or not at all, of one form, naming only files in the folder:
+        # any other was written by no iGot, and replaying it could move or remove any file.
+        _discard(journal, str(err))
+        return
+    for target, temp, backup, remove in entries:
         if temp is not None and temp.exists():
             os.replace(temp, target)
-        elif temp is None and entry.get("remove"):
+        elif remove:
             target.unlink(missing_ok=True)
         if backup is not None:
             backup.unlink(missing_ok=True)
     journal.unlink(missing_ok=True)
 
 
+def _discard(journal: Path, why: str) -> None:
+    log.warning("iGot did not finish the change in %s: %s. No iGot writes such a journal, so no file it names "
+                "was touched, and it was removed.", journal, why)
+    journal.unlink(missing_ok=True)  # inside .igot, a real folder (locked() checked): a link there is removed, not followed
+
+
+def _entries(folder: Path, journal: object) -> list[tuple[Path, Optional[Path], Optional[Path], bool]]:
+    """The journal's files as (path, temp, old file, removed), each checked to be of the very form
+    Change.commit writes; ValueError says what is not."""
+    if not isinstance(journal, dict) or set(journal) != {"files"} or not isinstance(journal["files"], list):
+        raise ValueError("it is not a list of files")
+    entries = []
+    for entry in journal["files"]:
+        if not isinstance(entry, dict) or set(entry) != {"path", "temp", "backup", "remove"} \
+                or entry["remove"] is not (entry["temp"] is None):
+            raise ValueError(f"{str(entry)[:200]} is not a file a change writes")
+        path = _library_file(entry["path"])
+        temp = _named(entry["temp"], path.parent, TEMP_NAME, path.name)
+        backup = _named(entry["backup"], Path(STATE, OLD), OLD_NAME, path.name)
+        for given in (path, temp, backup):
+            if given is not None:
+                link = first_link(folder / given, folder)
+                if link is not None:
+                    raise ValueError(f"{str(given)!r} leads through a link ({link.relative_to(folder)})")
+                try:
+                    regular = stat.S_ISREG(os.lstat(folder / given).st_mode)
+                except FileNotFoundError:
+                    continue
+                if not regular:
+                    raise ValueError(f"{str(given)!r} is not a file")
+        entries.append((folder / path, temp and folder / temp, backup and folder / backup, entry["remove"]))
+    return entries
+
+
+def _library_file(given: object) -> Path:
+    """A file a change may write: one of the library's own (OUT/NAME), or of its .igot (not the
+    lock, the journal or the old files' folder); relative, no `..`."""
+    path = Path(given) if isinstance(given, str) else None
+    parts = path.parts if path is not None and not path.anchor else ()  # an anchor: / or C:
+    in_library = len(parts) == 1 and parts[0] != STATE
+    in_state = len(parts) == 2 and parts[0] == STATE and parts[1] not in (LOCK, JOURNAL, OLD)
+    if not (in_library or in_state) or any(p in (".", "..") for p in parts):
+        raise ValueError(f"{str(given)[:200]!r} is not a file of the library")
+    return path
+
+
+def _named(given: object, where: Path, pattern: str, name: str) -> Optional[Path]:
+    """A change's temp or old file of `name`: None, or a file in `where` named as `pattern` says."""
+    if given is None:
+        return None
+    path = Path(given) if isinstance(given, str) else None
+    if path is None or path.parent != where or not re.fullmatch(pattern.format(name=re.escape(name)), path.name):
+        raise ValueError(f"{str(given)[:200]!r} is not a temp or old file a change of {name!r} makes")
+    return path
+
+
 def _remove_left_old(folder: Path) -> None:
     """The old files a killed process left (under the lock, no change is being made: each is a
-    change's, made or given up; those of the last minute may be being removed after their change)."""
+    change's, made or given up; those of the last minute may be being removed after their change).
+    A link in .igot's place is never emptied: only a real folder's own files are removed."""
+    old = old_path(folder)
     try:
-        with os.scandir(old_path(folder)) as entries:
+        if first_link(old, folder) is not None or not stat.S_ISDIR(os.lstat(old).st_mode):
+            return
+        with os.scandir(old) as entries:
             now = time.time()
             for entry in entries:
                 try:
                     if now - entry.stat(follow_symlinks=False).st_ctime > LEFT_OLD:  # a link is a change of status
-                        os.unlink(entry.path)
+                        os.unlink(entry.path)  # a link, if any, is removed, never what it leads to
                 except OSError:
                     continue
     except OSError:  # none yet
@@ -267,7 +398,8 @@ class Change:
         self.temps = {path: written.get(path) for path in order}
 
     def _relative(self, path: Path) -> str:
-        return os.path.relpath(path.resolve() if path.exists() else path.parent.resolve() / path.name, self.folder or ".")
+        # The file itself, not what a link there leads to: the change replaces the link (os.replace).
+        return os.path.relpath(path.parent.resolve() / path.name, self.folder or ".")
 
     def commit(self) -> None:
         """Put every file in place; on an error none is (the old ones come back)."""
@@ -280,8 +412,10 @@ class Change:
                     # In the library's own folder (.igot/old), where nobody looking at the folder sees
                     # them while they are removed after the change is made.
                     name = f".{path.name}.{uuid.uuid4().hex[:8]}.old"
-                    backup = old_path(self.folder) / name if self.folder is not None else path.with_name(name)
-                    backup.parent.mkdir(parents=True, exist_ok=True)
+                    if self.folder is not None:
+                        backup = own_folder(old_path(self.folder), self.folder) / name  # never through a link
+                    else:
+                        backup = path.with_name(name)
                     try:
                         os.link(path, backup)
                     except OSError:  # a file system without hard links (some synced folders)

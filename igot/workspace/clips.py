@@ -22,6 +22,7 @@ from igot.media import audio
 from igot.outputs import highlights
 from igot.text import clean_text, format_clock, typed_line
 from igot.outputs.store import Library
+from igot.runtime.files import remove_tree
 from igot.workspace.interviews import is_video, media_file
 from igot.workspace.tags import quotes as tag_quotes
 
@@ -124,10 +125,11 @@ def made_clip(parts: Sequence[Part], title: str = "") -> Path:
 
 
 def remove_clip(clip: Path) -> None:
-    """A clip from made_clip removed, with its temp folder (a path in any other folder is left alone)."""
+    """A clip from made_clip removed, with its temp folder (a path in any other folder, or a link
+    so named, is left alone)."""
     folder = Path(clip).parent
-    if folder.name.startswith(FOLDER_PREFIX):
-        shutil.rmtree(folder, ignore_errors=True)
+    if folder.name.startswith(FOLDER_PREFIX) and folder.parent == Path(tempfile.gettempdir()):
+        remove_tree(folder, folder.parent)
 
 
 def _join(parts: Sequence[Part], work: Path, title: str) -> Path:
@@ -155,10 +157,12 @@ def _join(parts: Sequence[Part], work: Path, title: str) -> Path:
 def _remove_stale() -> None:
     """Clip folders left by a server stopped while sending one (its removal never ran), removed."""
     now = time.time()
-    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*"):
+    temp = Path(tempfile.gettempdir())
+    for folder in temp.glob(f"{FOLDER_PREFIX}*"):
         try:
-            if folder.is_dir() and now - folder.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(folder, ignore_errors=True)
+            # Its own time, not that of a folder a link so named leads to; a link is never followed.
+            if now - folder.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
+                remove_tree(folder, temp)
         except OSError:  # another user's, or gone meanwhile
             continue
 

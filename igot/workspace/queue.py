@@ -21,7 +21,11 @@ An uploaded file comes in chunks into .igot/uploads/JOB/ (its name made safe, it
 when its job starts it moves to the library's recordings/ folder, under a name no other recording
 or work folder has, so the interview plays it in the workspace as `igot run` interviews play the
 file they were made from. A job that fails or is cancelled takes its recording and work folder
-away with it (a later upload of the same name must not reuse their stages).
+away with it (a later upload of the same name must not reuse their stages). While a job lives, its
+process holds a lock on a file in its upload folder (.igot/uploads/JOB/.job) that names the
+recording it placed; the OS frees it when the process ends, even by kill -9, so the next `igot
+serve` takes back what a killed job left (its upload, its recording, its work folder) and the same
+file added again gets its own name, not a "-2". Nothing is removed through a link (issue 49).
 
 A recording already on this computer is added by its path (issue 41, point 5: in Colab, a file in
 the mounted Google Drive), only when the workspace was started with folders to add them from, and
@@ -51,7 +55,8 @@ from igot.media.recording import RECORDING_SUFFIXES
 from igot.outputs.store import Library
 from igot.pipeline import Models, RunOptions, check_options, run, work_dir_for
 from igot.pipeline.models import RUN_ONLY
-from igot.runtime import pace
+from igot.runtime import changes, pace
+from igot.runtime.files import first_link, remove_tree
 from igot.speakers.phrases import parse_names
 from igot.workspace.interviews import WorkspaceError
 
@@ -64,6 +69,8 @@ MAX_NAME = 200  # characters of an interview's name, and of the speakers' names
 KEPT_FINISHED = 50  # finished jobs still listed, newest first
 UPLOAD_IDLE = 15 * 60  # seconds: an upload that stopped this long ago (its page closed) is dropped
 UPLOADS = Path(".igot") / "uploads"
+CLAIM = ".job"  # in a job's upload folder: locked while its process lives, it names the recording placed
+LEFT_UPLOAD = 24 * 3600  # seconds: an upload folder with no claim (an earlier iGot's) is removed a day on
 RECORDINGS = "recordings"  # where uploaded recordings stay, beside their interviews
 
 ACTIVE = ("uploading", "waiting", "running")
@@ -164,6 +171,7 @@ class Job:
     link: Optional[str] = None
     path: Optional[Path] = None  # a recording on this computer, by its real path: played where it is, never removed
     upload: Optional[Path] = None  # the file's bytes while they come and wait (.igot/uploads/ID/NAME)
+    claim: Optional[int] = None  # the job's lock on .igot/uploads/ID/.job (changes.claim) while its upload folder lives
     size: int = 0  # bytes the page said the file has
     received: int = 0
     state: str = "waiting"  # uploading, waiting, running, done, failed, cancelled
@@ -212,7 +220,7 @@ class Queue:
         self.worker: Optional[threading.Thread] = None
         self.models = models or Models(keep=True)  # kept: while jobs wait, a model once loaded is not loaded again
         self.numbered = 0
-        forget_uploads(self.folder)
+        forget_left_jobs(lib)
 
     # --- what the page asks ------------------------------------------------------------------
     def add(self, body: dict) -> list[dict]:
@@ -258,13 +266,20 @@ class Queue:
             made += [Job(self.next_id(), options.name or title or link, options, link=link) for link, title in videos]
             made += [Job(self.next_id(), options.name or name, options, path=path) for name, path in found]
             try:
+                if any(job.upload is not None for job in made):
+                    changes.own_folder(self.folder / UPLOADS, self.folder)  # never a link out of the library
                 for job in made:
                     if job.upload is not None:
-                        job.upload.parent.mkdir(parents=True, exist_ok=True)
+                        job.upload.parent.mkdir()
+                        job.claim = changes.claim(job.upload.parent / CLAIM)
                         job.upload.touch()
+            except IgotError as err:
+                for job in made:
+                    remove_upload(job, self.folder)
+                raise WorkspaceError(err.problem, err.fix) from None
             except OSError as err:
                 for job in made:
-                    remove_upload(job)
+                    remove_upload(job, self.folder)
                 raise WorkspaceError(f"The recordings cannot be received in {self.folder / UPLOADS} ({err.strerror or err}).",
                                      "Check that the library's folder can be written to and has room.") from None
             self.jobs += made
@@ -347,11 +362,11 @@ class Queue:
             if job.received + len(data) > job.size:
                 raise WorkspaceError(f"{job.name} is longer than the {job.size} bytes announced.", "Add the recording again.")
             try:
-                with open(job.upload, "ab") as out:
+                with os.fdopen(os.open(job.upload, os.O_WRONLY | os.O_APPEND | changes.NOFOLLOW), "ab") as out:
                     out.write(data)
             except OSError as err:
                 job.state, job.line = "failed", f"{job.name} could not be received ({err.strerror or err}): add it again."
-                remove_upload(job)
+                remove_upload(job, self.folder)
                 raise WorkspaceError(f"{job.name} could not be received ({err.strerror or err}).",
                                      "Free some space in the library's folder, then add it again.") from None
             job.received += len(data)
@@ -370,7 +385,7 @@ class Queue:
             for job in self.jobs:
                 if job.state == "uploading" and now - job.touched > UPLOAD_IDLE:
                     job.state, job.line = "failed", f"The upload of {job.name} stopped: add it again."
-                    remove_upload(job)
+                    remove_upload(job, self.folder)
             return [job.view(now) for job in self.jobs]
 
     def cancel(self, job_id: str) -> dict:
@@ -380,7 +395,7 @@ class Queue:
             job = self.job(job_id)
             if job.state in ("uploading", "waiting"):
                 job.state = "cancelled"
-                remove_upload(job)
+                remove_upload(job, self.folder)
             elif job.state == "running":
                 job.stopping = True
             else:
@@ -393,7 +408,7 @@ class Queue:
             for job in self.jobs:
                 if job.state in ("uploading", "waiting"):
                     job.state = "cancelled"
-                    remove_upload(job)
+                    remove_upload(job, self.folder)
                 elif job.state == "running":
                     job.stopping = True
             worker = self.worker
@@ -484,8 +499,9 @@ class Queue:
                 self.finish(job, "done", "", source)
 
     def placed(self, job: Job) -> Path:
-        """The uploaded file, moved into the library's recordings under a name no other has."""
-        assert job.upload is not None
+        """The uploaded file, moved into the library's recordings under a name no other has. Its
+        upload folder stays until the job ends, its claim naming the recording (forget_left_jobs)."""
+        assert job.upload is not None and job.claim is not None
         folder = self.folder / RECORDINGS
         folder.mkdir(exist_ok=True)
         stem, suffix = job.upload.stem, job.upload.suffix
@@ -493,15 +509,14 @@ class Queue:
             path = folder / (f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}")
             if not path.exists() and not work_dir_for(str(path.resolve()), self.folder).exists():
                 break
+        os.write(job.claim, path.name.encode("utf-8"))  # before it is there: a kill after leaves it named
         shutil.move(str(job.upload), path)
-        remove_upload(job)
-        job.upload = None
         return path.resolve()
 
     def finish(self, job: Job, state: str, line: str, source: str) -> None:
         if state != "done" and job.link is None and job.path is None and source:  # before the page hears it ended
             self.take_back(Path(source))
-        remove_upload(job)
+        remove_upload(job, self.folder)
         with self.lock:
             job.state, job.line = state, line
             job.stopping = False
@@ -510,12 +525,7 @@ class Queue:
     def take_back(self, recording: Path) -> None:
         """An uploaded recording no interview was made from, and its work folder, removed. One
         an interview names (a failure after the save) stays."""
-        if not recording.is_relative_to(self.folder.resolve() / RECORDINGS):
-            return
-        if any(iv.transcript.source.path == str(recording) for iv in self.lib.listing()[0]):
-            return
-        shutil.rmtree(work_dir_for(str(recording), self.folder), ignore_errors=True)
-        recording.unlink(missing_ok=True)
+        take_back(self.lib, recording)
 
 
 class Gone(WorkspaceError):
@@ -558,21 +568,65 @@ def one_line(text: str, source: str, name: str) -> str:
     return line.replace(source, name) if source else line
 
 
-def remove_upload(job: Job) -> None:
+def remove_upload(job: Job, folder: Path) -> None:
+    """The job's upload folder removed (a real folder of the library's only), then its claim let go."""
     if job.upload is not None:
-        shutil.rmtree(job.upload.parent, ignore_errors=True)
+        remove_tree(job.upload.parent, folder)
         job.upload = None
+    if job.claim is not None:
+        changes.let_go(job.claim)
+        job.claim = None
 
 
-def forget_uploads(folder: Path, older_than: float = 24 * 3600) -> None:
-    """Uploads a stopped server left (its page closed mid-upload, the server killed), a day on."""
+def take_back(lib: Library, recording: Path) -> None:
+    """An uploaded recording in `lib`'s recordings that no interview was made from, and its work
+    folder, removed. One an interview names (a failure after the save) stays; so does anything
+    reached through a link."""
+    folder = lib.folder
+    if not recording.is_relative_to(folder / RECORDINGS) or first_link(recording, folder) is not None:
+        return
+    if any(iv.transcript.source.path == str(recording) for iv in lib.listing()[0]):
+        return
+    remove_tree(work_dir_for(str(recording), folder), folder)
+    recording.unlink(missing_ok=True)
+
+
+def forget_left_jobs(lib: Library, older_than: float = LEFT_UPLOAD) -> None:
+    """What the jobs of a stopped server left, taken back as the job itself would have (at `igot
+    serve`'s start): each upload folder whose claim no process holds any more (killed, even by kill
+    -9), with the recording it names and that recording's work folder (unless an interview was made
+    from it). An upload folder with no claim (an earlier iGot's) goes `older_than` seconds on. Only
+    real folders of the library: `.igot` or `.igot/uploads` as a link is never emptied."""
+    folder = lib.folder
     uploads = folder / UPLOADS
-    if not uploads.is_dir():
+    try:
+        if first_link(uploads, folder) is not None or not stat.S_ISDIR(os.lstat(uploads).st_mode):
+            return
+        with os.scandir(uploads) as entries:
+            left = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:  # none yet
         return
     now = time.time()
-    for left in uploads.iterdir():
+    for upload in left:
         try:
-            if now - left.stat().st_mtime > older_than:
-                shutil.rmtree(left, ignore_errors=True)
-        except OSError:
+            handle = changes.unclaimed(upload / CLAIM)
+        except FileNotFoundError:
+            try:
+                if now - upload.stat(follow_symlinks=False).st_mtime > older_than:
+                    remove_tree(upload, folder)
+            except OSError:
+                pass
             continue
+        except OSError:  # a link in the claim's place, or unreadable: left as it is
+            continue
+        if handle is None:  # its job runs, in another igot serve
+            continue
+        try:
+            name = os.read(handle, 4 * MAX_NAME).decode("utf-8", "replace")
+            if name and name == Path(name).name and name not in (".", ".."):  # a plain name in recordings/
+                take_back(lib, folder / RECORDINGS / name)
+            remove_tree(upload, folder)
+        except (OSError, IgotError):  # the listing take_back reads: the recording stays
+            pass
+        finally:
+            changes.let_go(handle)
