@@ -262,7 +262,7 @@ def _place(result: RunResult) -> tuple[Path, str]:
     if result.files:
         path = next(iter(result.files.values()))
         return path.parent, path.stem
-    return workspace() / OUT_DIR, export.slugify(result.transcript.source.title)
+    return workspace() / OUT_DIR, store.stem_for(workspace() / OUT_DIR, result.transcript)  # its recording's, when kept
 
 
 def name_speakers(result: RunResult, names: str) -> RunResult:

@@ -53,17 +53,83 @@ BORDERS = ("solid", "dashed", "dotted", "double")
 
 
 # --- names and times --------------------------------------------------------------------------
-def slugify(title: str, max_length: int = 80) -> str:
-    """A safe, readable file stem: ASCII, lower case, words joined by '-'."""
-    # NFKD splits "ã" into "a" + accent; these letters have no decomposition, so spell them out.
-    letters = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "ae", "ø": "o", "Ø": "o", "œ": "oe",
-                             "Œ": "oe", "đ": "d", "Đ": "d", "ł": "l", "Ł": "l", "þ": "th", "ð": "d"})
-    text = unicodedata.normalize("NFKD", title.translate(letters))
+# NFKD splits "ã" into "a" + accent; these Latin letters have no decomposition, so spell them out.
+_LATIN_LETTERS = {"ß": "ss", "æ": "ae", "Æ": "ae", "ø": "o", "Ø": "o", "œ": "oe", "Œ": "oe", "đ": "d", "Đ": "d",
+                  "ł": "l", "Ł": "l", "þ": "th", "ð": "d"}
+# A stem's longest length in UTF-8 bytes, "-2" and the like added for a taken name still under it:
+# its files are named STEM.json (.html …) and written first as .STEM.json.1a2b3c4d.tmp beside
+# (igot.runtime.changes), which must fit the 143 bytes eCryptfs allows (255 on most file systems).
+MAX_STEM_BYTES = 100
+MAX_STEM_CHARS = 80  # a title of Latin letters is cut here, as iGot always did
+
+
+def ascii_slug(title: str, max_length: int = MAX_STEM_CHARS) -> str:
+    """A file stem of ASCII letters and digits alone, lower case, words joined by '-': iGot's stems
+    before 2026-11-28 (a title in another script became "interview"), kept to find the files named
+    so and for the work folders (igot.pipeline.cache), whose names must not change under a run."""
+    text = unicodedata.normalize("NFKD", title.translate(str.maketrans(_LATIN_LETTERS)))
     text = text.encode("ascii", "ignore").decode("ascii").lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
-    if len(slug) > max_length:  # cut at a word boundary when there is one
-        cut = slug[: max_length + 1]
-        slug = cut.rsplit("-", 1)[0] if "-" in cut else slug[:max_length]
+    return _not_reserved(_within(re.sub(r"[^a-z0-9]+", "-", text).strip("-"), max_length, MAX_STEM_BYTES))
+
+
+def slugify(title: str, max_length: int = MAX_STEM_CHARS) -> str:
+    """A safe, readable file stem: the title's letters and digits in any script, lower case, words
+    joined by '-'. Latin letters lose their accents ("São" -> "sao": the stems iGot always gave
+    them); others stay as written (NFC), so "Интервью с Анной" is "интервью-с-анной", not
+    "interview". At most MAX_STEM_CHARS characters and MAX_STEM_BYTES bytes, cut between words."""
+    words, word = [], []
+    # Lower case of the whole title: a Greek sigma's form depends on where in the word it is.
+    for c in unicodedata.normalize("NFC", unicodedata.normalize("NFC", title).lower()):
+        kept = _stem_letters(c)
+        if kept is None:  # a space, a sign: the word ends
+            if word:
+                words.append("".join(word))
+                word = []
+        elif not (word and word[-1].isascii() and unicodedata.category(c)[0] == "M"):
+            word.append(kept)  # but not an accent left on a Latin letter ("İ" lower-cased is "i" and a dot)
+    if word:
+        words.append("".join(word))
+    return _not_reserved(_within("-".join(w for w in words if w), max_length, MAX_STEM_BYTES))
+
+
+def _stem_letters(c: str) -> Optional[str]:
+    """What a (lower-case) character of a title is in a stem: ASCII for a Latin letter or a digit
+    that has an ASCII form, the character itself for another letter, digit or mark (a Hindi vowel
+    sign, an Arabic vowel), "" for an invisible one (a zero-width joiner inside a Persian word), or
+    None for what parts words."""
+    if c in _LATIN_LETTERS or c == "ı":  # dotless i: Turkish
+        return _LATIN_LETTERS.get(c, "i")
+    if c.isascii():
+        return c if c.isalnum() else None
+    category = unicodedata.category(c)
+    if category == "Cf":
+        return ""
+    if category[0] == "M":
+        return c
+    if category[0] not in "LN":
+        return None
+    base = [x for x in unicodedata.normalize("NFKD", c) if x.isalnum()]
+    if base and all(x.isascii() for x in base):  # "é", "ﬁ", "１", "½": their ASCII, as in every stem iGot gave before
+        return "".join(base).lower() or None
+    return c
+
+
+def _within(slug: str, max_chars: int, max_bytes: int) -> str:
+    """`slug` within both lengths, cut at the last word that fits; a single long word (Japanese has
+    no spaces) is cut between letters, never between a letter and its marks."""
+    n = min(len(slug), max_chars)
+    while len(slug[:n].encode("utf-8")) > max_bytes:
+        n -= 1
+    if n == len(slug) or slug[n] == "-":
+        return slug[:n]
+    if "-" in slug[:n]:
+        return slug[:n].rsplit("-", 1)[0]
+    while n > 0 and unicodedata.category(slug[n])[0] == "M":
+        n -= 1
+    return slug[:n]
+
+
+def _not_reserved(slug: str) -> str:
     # Windows refuses these as file names, whatever the extension.
     if slug in ("con", "prn", "aux", "nul") or re.fullmatch(r"(com|lpt)[1-9]", slug):
         slug += "-interview"

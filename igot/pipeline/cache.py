@@ -18,10 +18,13 @@ Save = Callable[[Path, T, Any], None]  # (file, result, key): keep the result wi
 
 
 def work_dir_for(source_text: str, out_dir: Path) -> Path:
-    """One work folder per interview source, next to the outputs."""
+    """One work folder per interview source, next to the outputs: named by a hash of the source
+    (its full path, or its link), so two recordings of one name never share one; the name in front
+    is only for a person looking, in ASCII as it always was, so a run after an update of iGot
+    finds the stages it kept before."""
     key = source_text if "://" in source_text else str(Path(source_text).expanduser().resolve())
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
-    stem = export.slugify(Path(source_text.split("?")[0].rstrip("/")).stem)[:40]
+    stem = export.ascii_slug(Path(source_text.split("?")[0].rstrip("/")).stem)[:40]
     return out_dir / ".igot" / f"{stem}-{digest}"
 
 

@@ -15,11 +15,11 @@ from igot.asr.whisper_model import WhisperModel
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
 from igot.media import audio, source
-from igot.outputs import export, store
+from igot.outputs import store
 from igot.pipeline.cache import cached, keep_with_key, load_diarization, load_transcript
 from igot.pipeline.context import RunContext, RunResult
 from igot.pipeline.options import BY_BAND, check_speaker_count
-from igot.runtime import hub
+from igot.runtime import changes, hub
 from igot.runtime.files import write_atomic
 from igot.search import embed
 from igot.speakers import diarize, phrase_voices, phrases, rejoin, voices
@@ -427,15 +427,25 @@ def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, second
          windows: Optional[voices.VoiceWindows], meaning: Optional[embed.PhraseEmbeddings] = None) -> RunResult:
     """The files, the library page and the interview's Drive copy (its Doc made when asked for,
     updated when it has one), in one save; the voices of the speakers named, remembered; the
-    phrases' vectors kept beside the library (igot.search.embed)."""
+    phrases' vectors kept beside the library (igot.search.embed). The interview's stem is the one
+    its recording has in the library, else one no file holds (store.stem_for): a run never
+    replaces another recording's interview, nor a file of the user's."""
     t.info.update(timings={k: round(v, 2) for k, v in ctx.timings.items()},
                   real_time_factor=round(seconds / max(t.duration, 1e-9), 3), plan=ctx.plan.info())
-    stem = export.slugify(t.source.title)
+    # The stem is chosen, and taken by the files written, under one hold of the library's lock: a
+    # run beside this one (another `igot serve`, `igot run`) with the same title finds it taken.
+    with changes.locked(out_dir):
+        return _save(ctx, t, source_text, out_dir, seconds, wav, windows, meaning)
+
+
+def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, seconds: float, wav: Path,
+          windows: Optional[voices.VoiceWindows], meaning: Optional[embed.PhraseEmbeddings]) -> RunResult:
+    stem = store.stem_for(out_dir, t)
     if not t.phrases:
         earlier = out_dir / f"{stem}.json"
-        if earlier.exists():
+        if earlier.exists():  # this recording's interview, made before
             ctx.log(f"No speech found in '{source_text}'. The earlier transcript {earlier} was kept as it was; "
-                    "check that the file has someone talking, or choose another --name.")
+                    "check that the file has someone talking.")
             return RunResult(t, {}, seconds, wav)
         ctx.log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     options = ctx.options
