@@ -38,7 +38,6 @@ from igot.speakers import voices as voices_module
 from igot.errors import IgotError
 from igot.outputs import export, highlights, library
 from igot.runtime import changes
-from igot.search import embed
 from igot.text import without_controls
 from igot.transcript import Source, Transcript
 
@@ -250,7 +249,7 @@ def _held(folder: Path) -> set[str]:
     before a dot ("plan.tar.gz" holds "plan" and "plan.tar"), the stems with vectors kept, and
     iGot's own files' stems."""
     held = {_folded(Path(name).stem) for name in (library.INDEX, glossary_module.FILE, PROMPT_FILE)}
-    for where, only_json in ((folder, False), (folder / embed.EMBEDDINGS_FOLDER, True)):
+    for where, only_json in ((folder, False), (folder / changes.STATE / changes.EMBEDDINGS, True)):
         try:
             names = os.listdir(where)
         except OSError:  # no such folder yet

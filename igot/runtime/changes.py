@@ -43,6 +43,7 @@ from igot.runtime.files import STATE, check_no_link, first_link, write_atomic, w
 
 LOCK = "lock"
 JOURNAL = "changing.json"
+EMBEDDINGS = "embeddings"  # the phrases' vectors of each interview (igot.search.embed), named by its stem
 OLD = "old"  # where a change keeps the files it replaces (hard links) until it is made
 LEFT_OLD = 60.0  # seconds after which an old file there was left by a killed process
 WAIT = 60.0  # seconds to wait for another process's change (a Drive save can take this long)

@@ -37,7 +37,7 @@ DEFAULT_EMBEDDING_MODEL = "intfloat/multilingual-e5-small"
 E5_PREFIXES = ("query: ", "passage: ")
 BATCH_SIZE = 32  # sentence-transformers' own default
 STORE_VERSION = 1
-EMBEDDINGS_FOLDER = Path(".igot") / "embeddings"
+EMBEDDINGS_FOLDER = Path(changes.STATE) / changes.EMBEDDINGS
 
 
 @dataclass
