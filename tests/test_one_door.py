@@ -14,7 +14,6 @@ import threading
 from collections import Counter
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import replace
-from pathlib import Path
 
 import orjson
 import pytest

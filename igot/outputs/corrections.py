@@ -2,7 +2,10 @@
 phrase (or some words of it), a phrase split or two joined, the speakers' names (two given one
 name become one person). Each is a function from a transcript to the corrected transcript; each
 is kept in the transcript's history (Transcript.edits) with what it replaced, so the last one can
-be undone, and every corrected word keeps what the machine heard (Word.heard).
+be undone, and every corrected word keeps what the machine heard (Word.heard). Every naming comes
+through `named` (the workspace, `igot rename`, the notebook's naming cell), so no writer changes
+the phrases behind the history's back; the history is bounded in bytes (HISTORY_BYTES), and says
+where it was cut.
 
 What follows a correction, here: the phrases' times and texts, the highlights over the corrected
 phrases (anchored by time: their quote and speaker are read again) and the summary's citations
