@@ -142,6 +142,22 @@ def test_undo_after_a_rename_joined_two_speakers_never_loses_a_phrase(tmp_path):
     assert [(p.speaker, p.text) for p in again.transcript.phrases] == [(p.speaker, p.text) for p in interview().phrases]
 
 
+def test_undo_refuses_rather_than_lose_words_when_a_file_was_changed_behind_the_history(tmp_path):
+    """A file an older iGot renamed (phrases joined, nothing kept in the history): Undo of the split
+    made before says it cannot, and every word stays."""
+    from igot.speakers.phrases import name_speakers
+
+    folder = tmp_path / "library"
+    store.save(interview(), folder, "joana", drive=False)
+    lib = Library(folder)
+    split = page_correction(lib, "joana", lib.open("joana").version, kind="split", phrase=2, word=3)
+    store.save(name_speakers(split.transcript, ["Ana", "Ana"]), folder, "joana", drive=False)  # as igot rename wrote it before
+    behind = lib.open("joana")
+    with pytest.raises(corrections.CorrectionError, match="could lose words"):
+        page_correction(lib, "joana", behind.version, kind="undo")
+    assert lib.open("joana").version == behind.version and said(behind.transcript) == said(interview())
+
+
 def long_interview(phrases: int = 400, words: int = 12) -> Transcript:
     """An hour's worth of talk: two people taking turns, each phrase with its measured voices."""
     out, clock = [], 0.0

@@ -360,19 +360,42 @@ def undone(t: Transcript) -> Transcript:
                 raise _cannot_undo()
             phrases[edit.at:edit.at + len(edit.before)] = [
                 _given_back(p, had) for p, had in zip(phrases[edit.at:edit.at + len(edit.before)], edit.before)]
-    for edit in reversed(group):
-        if edit.kind == NAMES_SPEAKERS or (edit.kind == "names" and not edit.before and not edit.after):
-            continue  # a naming that joined no phrase: its speakers alone
-        if edit.at + edit.after > len(phrases):
-            raise _cannot_undo()
+    made = [e for e in group if e.kind != NAMES_SPEAKERS and not (e.kind == "names" and not e.before and not e.after)]
+    if any(e.at + e.after > len(phrases) for e in made) or not _fits(made, [phrases[e.at:e.at + e.after] for e in made]):
+        raise _cannot_undo()
+    for edit in reversed(made):
         phrases[edit.at:edit.at + edit.after] = [replace(p) for p in edit.before]
     speakers = next((list(e.speakers) for e in reversed(group) if e.speakers is not None), t.speakers)
     back = replace(t, phrases=phrases, speakers=speakers, edits=t.edits[:len(t.edits) - len(group)])
     return in_step(back)
 
 
+def _fits(edits: list[Edit], now: list[list[Phrase]]) -> bool:
+    """Whether the phrases `now` at the places of `edits` (one correction's) are the ones it made:
+    a file changed behind the history's back (an older iGot's rename joined phrases without
+    keeping it) would have Undo put the edits' phrases over others, and their words would be lost.
+    A split, a join, a phrase given to another speaker and a naming keep every word (its text and
+    times; a naming's moved back-channel may cross from one of its stretches to another); a phrase
+    whose words were corrected keeps its moment."""
+    def said(phrases) -> list[tuple]:
+        return sorted((w.text, w.start, w.end) for p in phrases for w in p.words)
+
+    if not edits:
+        return True
+    if edits[0].kind in ("split", "join", "speaker", "names"):
+        return said(p for region in now for p in region) == said(p for e in edits for p in e.before)
+    for edit, region in zip(edits, now):
+        if bool(region) != bool(edit.before):
+            return False
+        if region and not (min(p.start for p in region) <= max(p.end for p in edit.before)
+                           and min(p.start for p in edit.before) <= max(p.end for p in region)):
+            return False
+    return True
+
+
 def _cannot_undo() -> CorrectionError:
-    return CorrectionError("The last correction no longer fits the interview's phrases, so it cannot be undone.",
+    return CorrectionError("The interview was changed since its last correction without it being kept in the history "
+                           "(by an older iGot, or by hand), so undoing it could lose words: nothing was undone.",
                            "Correct what is still wrong by hand.")
 
 
