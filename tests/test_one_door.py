@@ -285,3 +285,33 @@ def test_two_servers_and_igot_rename_on_one_folder_keep_every_acknowledged_corre
     finally:
         a.stop()
         b.stop()
+
+
+def test_naming_an_interview_in_drive_sends_the_workspace_correction_to_its_doc_row_and_kept_json(tmp_path):
+    """The door `igot rename` and the notebook's cells go through, with Drive: the Doc and the kept
+    JSON in Drive show the names and the word corrected in the workspace meanwhile."""
+    from tests.test_drive_repository import KEPT_JSON, exported
+    from tests.test_gdoc import DOC, drive, multipart, reply
+    from tests.test_outputs import found, in_drive
+    from tests.test_outputs import interview as drive_interview
+
+    folder = tmp_path / "out"
+    store.save(in_drive(drive_interview()), folder, "joana", drive=False)  # published earlier
+    lib = Library(folder)
+    fixed = lib.open("joana").transcript.phrases[0].text + " Right."
+    page_correction(lib, "joana", lib.open("joana").version, kind="words", phrase=0, text=fixed)
+    service, http = drive(
+        ({"status": "200"}, json.dumps({"id": DOC, "trashed": False})), reply("doc-created.json"),
+        reply("files-list-sheet-found.json"), exported(), reply("sheet-created.json"),
+        reply("files-list-found.json"), found(KEPT_JSON), reply("json-created.json"),
+    )
+
+    saved = lib.change_now("joana", lambda t: corrections.named(t, ["Ana", "Bruno", "Ana"]), service=service)
+
+    doc, kept = http.sent[1], http.sent[-1]
+    page = multipart(doc)[2].decode("ascii")
+    assert ">Bruno</b>" in page and "Right." in page
+    drive_copy = Transcript.from_json(kept.body.decode("utf-8"))
+    assert drive_copy.to_dict() == Transcript.load(folder / "joana.json").to_dict() == saved.transcript.to_dict()
+    assert drive_copy.phrases[0].text.startswith(fixed.removesuffix(" Right.")) and "Right." in drive_copy.phrases[0].text
+    assert corrections.undoable(drive_copy) == (2, "names")
