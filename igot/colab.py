@@ -17,7 +17,7 @@ import numpy as np
 from igot.asr.transcribe import GPU_MODEL
 from igot.errors import IgotError
 from igot.media.audio import SAMPLE_RATE, read_window
-from igot.outputs import corrections, export, store
+from igot.outputs import corrections, store
 from igot.pipeline import OUT_DIR, Models, RunOptions, RunResult, run
 from igot.speakers import phrases, voices
 from igot.text import format_clock
