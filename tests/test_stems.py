@@ -26,7 +26,7 @@ from igot.transcript import Source, Transcript
 from igot.workspace import server
 from igot.workspace.guard import Door
 from tests.test_cli import ffmpeg
-from tests.test_highlights import VIDEO, interview
+from tests.test_highlights import interview
 from tests.test_workspace import HOME, PORT, tone
 
 
