@@ -17,7 +17,7 @@ from igot.errors import IgotError
 from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, OUT_DIR, Models, RunOptions, RunResult, run
 from igot.pipeline.flags import DEFAULTS, add_run_options, run_options_from
-from igot.links import is_url
+from igot.links import LocalLinks, is_url
 from igot.media.recording import RECORDING_SUFFIXES
 from igot.media.source import videos_of
 from igot.search.ask import ASK_LIMIT
@@ -382,14 +382,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 ONE_INTERVIEW = ("name", "names", "video_url")  # options that describe one recording
 
 
-def queued(sources: Sequence[str]) -> list[str]:
+def queued(sources: Sequence[str], allow_local_links: LocalLinks = False) -> list[str]:
     """The recordings `igot run` was given, in order: a folder stands for the recordings in it (A to
-    Z), a playlist (or a page with several videos) for its videos."""
+    Z), a playlist (or a page with several videos) for its videos (a local one's only when allowed)."""
     out: list[str] = []
     for source in sources:
         folder = Path(source)
         if is_url(source):
-            out += [link for link, _ in videos_of(source)]
+            out += [link for link, _ in videos_of(source, allow_local_links)]
         elif "://" not in source and folder.is_dir():
             found = sorted(str(p) for p in folder.iterdir() if p.is_file() and p.suffix.lower() in RECORDING_SUFFIXES)
             if not found:
@@ -413,7 +413,7 @@ def run_queue(args: argparse.Namespace, options: RunOptions) -> int:
     """`igot run` over one or several sources, one after another, the models loaded once (kept
     between recordings; a GPU short of room frees them in order, igot.pipeline.models). A recording
     that fails is said in one line and the queue goes on; the end says which failed (exit 2)."""
-    sources = queued(args.sources)
+    sources = queued(args.sources, options.allow_local_links)
     if len(sources) > 1:
         given = [f"--{o.replace('_', '-')}" for o in ONE_INTERVIEW if getattr(args, o)]
         if given:

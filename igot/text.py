@@ -3,6 +3,7 @@ moment and a line of text are written, and which characters typed text and a ter
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 from typing import Optional, Sequence
@@ -47,6 +48,18 @@ def typed_line(text: str) -> str:
     """A one-line name or tag as kept: no control characters or bidi marks, single spaces (a tab or
     newline in it is a space)."""
     return clean_text(without_controls(text, keep=string.whitespace))
+
+
+# A terminal's escape sequences: CSI (ESC [ 31 m: colours, clearing the screen, moving the cursor),
+# OSC (ESC ] 0 ; title BEL: the window's title, links) and the short ones (ESC c: reset, ESC ( B).
+_ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~]?)")
+
+
+def foreign_line(text: str) -> str:
+    """One line of text from someone else (a web page's title, a downloaded file's name) as iGot
+    keeps it: each terminal escape sequence taken out whole (ESC [31m leaves no "[31m" behind),
+    then as typed_line."""
+    return typed_line(_ESCAPE_SEQUENCE.sub("", text))
 
 
 def shown(text: str, keep: str = "") -> str:

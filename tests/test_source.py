@@ -1,4 +1,6 @@
-"""fetch() against a real HTTP server on 127.0.0.1 with real yt-dlp; nothing else is contacted."""
+"""fetch() against a real HTTP server on 127.0.0.1 with real yt-dlp; nothing else is contacted. Its
+links are local, so each is given allow_local_links, as a user with a media server of their own
+does (--allow-local-links); tests/test_link_safety.py shows what happens without it."""
 
 import socket
 import subprocess
@@ -34,7 +36,7 @@ def site(tmp_path_factory):
 
 def test_direct_media_link(site, tmp_path, capfd):
     url = f"{site}/clip.mp4"
-    source, media = fetch(url, tmp_path / "work", progress=False)
+    source, media = fetch(url, tmp_path / "work", progress=False, allow_local_links=True)
     assert (source.kind, source.url, source.path) == ("media", url, None)
     assert source.title == "clip"
     assert media.is_file() and media.parent == tmp_path / "work"
@@ -43,27 +45,27 @@ def test_direct_media_link(site, tmp_path, capfd):
 
 
 def test_progress_bar(site, tmp_path, capfd):
-    fetch(f"{site}/clip.mp4", tmp_path, progress=True)
+    fetch(f"{site}/clip.mp4", tmp_path, progress=True, allow_local_links=True)
     err = capfd.readouterr().err
     assert "Downloading audio" in err and "100%" in err
 
 
 def test_media_link_without_extension(site, tmp_path):
-    source, media = fetch(f"{site}/stream", tmp_path, progress=False)
+    source, media = fetch(f"{site}/stream", tmp_path, progress=False, allow_local_links=True)
     assert (source.kind, source.url) == ("media", f"{site}/stream")
     assert media.is_file()
 
 
 def test_page_with_a_video(site, tmp_path):
-    source, media = fetch(f"{site}/one.html", tmp_path, progress=False)
+    source, media = fetch(f"{site}/one.html", tmp_path, progress=False, allow_local_links=True)
     assert (source.kind, source.url) == ("web", f"{site}/one.html")
     assert "Interview" in source.title
-    assert media.read_bytes() == Path(fetch(f"{site}/clip.mp4", tmp_path / "b", progress=False)[1]).read_bytes()
+    assert media.read_bytes() == Path(fetch(f"{site}/clip.mp4", tmp_path / "b", progress=False, allow_local_links=True)[1]).read_bytes()
 
 
 def test_page_with_several_videos_is_refused_before_download(site, tmp_path):
     with pytest.raises(IgotError, match="several videos") as error:
-        fetch(f"{site}/two.html", tmp_path, progress=False)
+        fetch(f"{site}/two.html", tmp_path, progress=False, allow_local_links=True)
     assert f"{site}/two.html" in str(error.value)
     assert list(tmp_path.iterdir()) == []
 
@@ -71,20 +73,20 @@ def test_page_with_several_videos_is_refused_before_download(site, tmp_path):
 def test_a_page_of_several_videos_lists_each_and_one_video_is_itself(site, tmp_path):
     """What `igot run LINK` and the workspace's Add queue for a link: each video of a playlist or
     page, nothing downloaded; one video is the link itself; a link not answering is kept as given."""
-    assert videos_of(f"{site}/two.html") == [(f"{site}/clip.mp4", "Two (1)"), (f"{site}/stream", "Two (2)")]
-    assert [link for link, _ in videos_of(f"{site}/one.html")] == [f"{site}/one.html"]
-    assert videos_of(f"{site}/clip.mp4") == [(f"{site}/clip.mp4", "clip")]
+    assert videos_of(f"{site}/two.html", allow_local_links=True) == [(f"{site}/clip.mp4", "Two (1)"), (f"{site}/stream", "Two (2)")]
+    assert [link for link, _ in videos_of(f"{site}/one.html", allow_local_links=True)] == [f"{site}/one.html"]
+    assert videos_of(f"{site}/clip.mp4", allow_local_links=True) == [(f"{site}/clip.mp4", "clip")]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    assert videos_of(f"http://127.0.0.1:{port}/x.mp4") == [(f"http://127.0.0.1:{port}/x.mp4", "")]
+    assert videos_of(f"http://127.0.0.1:{port}/x.mp4", allow_local_links=True) == [(f"http://127.0.0.1:{port}/x.mp4", "")]
     assert list(tmp_path.iterdir()) == []
 
 
 def test_not_found(site, tmp_path, capfd):
     url = f"{site}/missing.mp4"
     with pytest.raises(IgotError, match="not found") as error:
-        fetch(url, tmp_path, progress=False)
+        fetch(url, tmp_path, progress=False, allow_local_links=True)
     assert url in str(error.value) and "404" in str(error.value)
     assert capfd.readouterr() == ("", "")
 
@@ -95,14 +97,14 @@ def test_nothing_listening(tmp_path):
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/clip.mp4"
     with pytest.raises(IgotError, match="Could not reach") as error:
-        fetch(url, tmp_path, progress=False)
+        fetch(url, tmp_path, progress=False, allow_local_links=True)
     assert url in str(error.value) and "refused" in str(error.value)
 
 
 def test_page_without_video(site, tmp_path):
     url = f"{site}/page.html"
     with pytest.raises(IgotError, match="not a link iGot can download") as error:
-        fetch(url, tmp_path, progress=False)
+        fetch(url, tmp_path, progress=False, allow_local_links=True)
     assert url in str(error.value)
 
 
@@ -130,7 +132,7 @@ def test_cookies_file_is_used_but_never_rewritten(site, tmp_path):
     cookies.write_text("# Netscape HTTP Cookie File\n" + COOKIE + "#HttpOnly_" + COOKIE + "a stray line\n")
     stat = cookies.stat()
     content = cookies.read_bytes()
-    source, media = fetch(f"{site}/clip.mp4", tmp_path / "work", cookies=cookies, progress=False)
+    source, media = fetch(f"{site}/clip.mp4", tmp_path / "work", cookies=cookies, progress=False, allow_local_links=True)
     assert media.is_file()
     # yt-dlp saves its cookie jar back to the cookie file on exit; ours must stay as the user made it.
     assert cookies.read_bytes() == content and cookies.stat().st_mtime_ns == stat.st_mtime_ns
@@ -140,7 +142,7 @@ def test_cookies_file_is_used_but_never_rewritten(site, tmp_path):
 def test_cookies_without_header_are_accepted(site, tmp_path, capfd):
     cookies = tmp_path / "cookies.txt"
     cookies.write_text(COOKIE)
-    fetch(f"{site}/clip.mp4", tmp_path / "work", cookies=cookies, progress=False)
+    fetch(f"{site}/clip.mp4", tmp_path / "work", cookies=cookies, progress=False, allow_local_links=True)
     assert capfd.readouterr() == ("", "")
 
 

@@ -10,6 +10,7 @@ from typing import Optional
 
 from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
+from igot.links import local_links
 from igot.pipeline.options import DIARIZERS, ENGINE_CHOICES, RunOptions
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 from igot.summary.summarize import CPU_LLM, GPU_LLM
@@ -51,6 +52,18 @@ def add_run_options(p: argparse.ArgumentParser, workspace: bool = False) -> None
                    help="neither recognise the voices this folder remembers nor remember the voices of the speakers named")
     p.add_argument("--max-hours", type=float, default=DEFAULTS.max_hours, metavar="HOURS",
                    help=f"refuse a recording longer than this, before decoding it (default: {DEFAULTS.max_hours:g} hours)")
+    # Off by default: a link (or the page it opens) from someone else must not reach this computer
+    # or its network (a router's page, a dev server, a cloud's metadata address).
+    p.add_argument("--allow-local-links", action="store_true",
+                   help="let links, and the pages and files they lead to, reach addresses on this computer and its local "
+                        "networks (127.0.0.1, 192.168.x.x, ...): for a media server of yours; off, such links are refused")
+    p.add_argument("--allow-local-server", action="append", metavar="HOST[:PORT]",
+                   help="let links reach this local server only (e.g. 192.168.1.20:8096 or nas.local); repeat it for more")
+    p.add_argument("--max-download-gb", type=float, default=DEFAULTS.max_download_gb, metavar="GB",
+                   help=f"stop a link's download past this size (default: {DEFAULTS.max_download_gb:g} GB)")
+    p.add_argument("--max-download-hours", type=float, default=DEFAULTS.max_download_hours, metavar="HOURS",
+                   help=f"stop a link's download that takes longer than this, e.g. an endless stream "
+                        f"(default: {DEFAULTS.max_download_hours:g} hours)")
     p.add_argument("--glossary", metavar="TERMS_OR_FILE",
                    help="names and words Whisper should write as you spell them, 'Pix, Nubank, Ana', or a UTF-8 text file "
                         "with one per line; they are added to the output folder's glossary (its glossary.txt, the "
@@ -70,6 +83,9 @@ def run_options_from(args: argparse.Namespace) -> RunOptions:
         punctuation_model=args.punctuation_model, summary=args.summary, llm_model=args.llm_model,
         prompt=_prompt(args.prompt_file), meaning=args.meaning, embedding_model=args.embedding_model,
         cookies=args.cookies, voices=args.voices, max_hours=args.max_hours,
+        allow_local_links=True if args.allow_local_links else (
+            local_links(",".join(args.allow_local_server)) if args.allow_local_server else False),
+        max_download_gb=args.max_download_gb, max_download_hours=args.max_download_hours,
     )
 
 

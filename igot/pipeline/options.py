@@ -12,8 +12,9 @@ from typing import Mapping, Optional, Sequence, Union
 from igot.asr import glossary, transcribe
 from igot.asr.whisper_model import check_language
 from igot.errors import IgotError
-from igot.links import video_kind_and_url
+from igot.links import LocalLinks, local_links, video_kind_and_url
 from igot.media.audio import MAX_HOURS
+from igot.media.source import MAX_DOWNLOAD_GB, MAX_DOWNLOAD_HOURS
 from igot.refine.punctuate import PUNCTUATION_MODEL
 
 ENGINE_CHOICES = ("auto", *transcribe.ENGINES)  # auto: faster-whisper where it can run, else transformers
@@ -72,6 +73,14 @@ class RunOptions:
     # The longest recording a run decodes (by its header, and ffmpeg stops there too): past it, a
     # few MB of silence would become gigabytes of audio and hours of work (igot.media.audio.MAX_HOURS).
     max_hours: float = MAX_HOURS
+    # Which addresses on this computer or its networks (loopback, private, link-local...) a link,
+    # and every page and file it leads to, may reach: none, all (True), or those named ("HOST" or
+    # "HOST:PORT"). A link from someone else must not make iGot act on a router or a dev server.
+    allow_local_links: LocalLinks = False
+    # The most one download may take: past it a link is refused (a stream that never ends, a file
+    # that would fill the disk).
+    max_download_gb: float = MAX_DOWNLOAD_GB
+    max_download_hours: float = MAX_DOWNLOAD_HOURS
 
 
 def check_options(options: RunOptions) -> None:
@@ -110,6 +119,13 @@ def check_options(options: RunOptions) -> None:
     if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not 0 < hours < float("inf"):
         raise IgotError(f"--max-hours must be a number of hours above 0, not {hours!r}.",
                         f"Give the longest recording to transcribe, e.g. --max-hours {MAX_HOURS:g}.")
+    for flag, given, default in (("--max-download-gb", options.max_download_gb, MAX_DOWNLOAD_GB),
+                                 ("--max-download-hours", options.max_download_hours, MAX_DOWNLOAD_HOURS)):
+        if isinstance(given, bool) or not isinstance(given, (int, float)) or not 0 < given < float("inf"):
+            raise IgotError(f"{flag} must be a number above 0, not {given!r}.", f"Give e.g. {flag} {default:g}.")
+    allow = options.allow_local_links
+    if not isinstance(allow, bool):
+        local_links(allow if isinstance(allow, str) else ",".join(allow))
 
 
 def device_index(device: str) -> tuple[str, int]:

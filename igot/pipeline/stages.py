@@ -40,7 +40,9 @@ def get_source(ctx: RunContext, source_text: str) -> tuple[Source, Path]:
     """The interview's Source, as the options name it, and its media file (downloaded once)."""
     def fetch() -> tuple[Source, Path]:
         ctx.log(f"Source: {'downloading' if source.is_url(source_text) else 'reading'} {source_text}")
-        return source.fetch(source_text, ctx.work, cookies=ctx.options.cookies, progress=ctx.options.progress)
+        o = ctx.options  # the run's hook, so the workspace's Cancel stops a download too
+        return source.fetch(source_text, ctx.work, cookies=o.cookies, progress=ctx.progress, allow_local_links=o.allow_local_links,
+                            max_gb=o.max_download_gb, max_hours=o.max_download_hours)
 
     # Nothing but --force, or its media file gone, fetches it again: its key is empty.
     src, media = _cached(ctx, "source.json", {}, fetch, load=_load_source, save=_keep_source)

@@ -240,7 +240,7 @@ class Queue:
         for link in links:
             if len(link) > MAX_LINK or not is_url(link):
                 raise WorkspaceError(f"{link[:80]!r} is not a link.", "Paste links starting with http:// or https://, one a line.")
-        videos = [video for link in links for video in videos_of(link)]  # a playlist: each of its videos
+        videos = [video for link in links for video in videos_of(link, self.options.allow_local_links)]  # a playlist: each of its videos
         count = len(files) + len(videos) + len(paths)
         if not count:
             raise WorkspaceError("No recording was given.", "Choose or drop recordings, or paste links (one a line).")
