@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from yt_dlp.dependencies import Cryptodome
 
 from igot.cli import build_parser, run_command_options
 from igot.errors import IgotError
@@ -36,6 +37,12 @@ def media(tmp_path_factory) -> Path:
     subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=2",
                     "-c:a", "aac", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
                     "-hls_segment_filename", str(root / "seg%d.ts"), str(root / "vod.m3u8")], check=True)
+    # The same, encrypted (AES-128): yt-dlp without pycryptodomex hands it to ffmpeg.
+    (root / "k.key").write_bytes(bytes(range(16)))
+    (root / "keyinfo").write_text(f"k.key\n{root / 'k.key'}\n")
+    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=2",
+                    "-c:a", "aac", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "-hls_key_info_file", str(root / "keyinfo"),
+                    "-hls_segment_filename", str(root / "enc%d.ts"), str(root / "enc.m3u8")], check=True)
     (root / "evil.html").write_text(f'<html><head><title>{EVIL_TITLE}</title></head><body><video src="clip.m4a"></video>'
                                     '</body></html>')
     return root
@@ -121,6 +128,26 @@ def test_hls_fragments_on_another_local_server_are_refused(media, tmp_path):
             _, path = fetch(f"{a}/talk.m3u8", tmp_path / "all", progress=False, allow_local_links=True)
             segments = [f"/{line}" for line in playlist.splitlines() if line.startswith("seg")]
             assert len(segments) > 1 and heard_b == segments and path.stat().st_size > 10_000
+
+
+@pytest.mark.skipif(Cryptodome.AES is not None, reason="yt-dlp decrypts HLS itself with pycryptodomex: no ffmpeg")
+def test_an_encrypted_stream_left_to_ffmpeg_reaches_no_other_local_server(media, tmp_path):
+    """yt-dlp hands an encrypted HLS stream to ffmpeg, which fetches the fragments itself, from
+    wherever the playlist says: that ffmpeg may fetch nothing from the network."""
+    heard_b: list[str] = []
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "k.key").write_bytes((media / "k.key").read_bytes())
+    with other_server(media, heard_b) as b:
+        playlist = (media / "enc.m3u8").read_text()
+        (site / "enc.m3u8").write_text("\n".join(f"{b}/{line}" if line.startswith("enc") else line for line in playlist.splitlines()))
+        with serve(site) as a:
+            with pytest.raises(IgotError, match="leaves to ffmpeg .* Install pycryptodomex"):
+                fetch(f"{a}/enc.m3u8", tmp_path / "work", progress=False, allow_local_links=[a.removeprefix("http://")])
+            assert heard_b == []
+            assert not list((tmp_path / "work").rglob("*"))
+            _, path = fetch(f"{a}/enc.m3u8", tmp_path / "all", progress=False, allow_local_links=True)
+            assert path.stat().st_size > 10_000 and heard_b  # allowed everything: ffmpeg fetches them
 
 
 def test_the_addresses_a_link_may_not_reach():

@@ -164,6 +164,11 @@ def _download(url: str, workdir: Path, cookies: Path | None, progress: Progress,
         "socket_timeout": SOCKET_TIMEOUT,
         "hls_prefer_native": True,  # HLS fragments through our request handler, not ffmpeg's
     }
+    if guard.allow_local_links is not True:
+        # yt-dlp still hands some HLS streams to ffmpeg (encrypted ones it cannot decrypt itself),
+        # which would fetch their fragments from wherever the playlist says, unchecked: such an
+        # ffmpeg may read no network address at all, so those streams fail instead.
+        params["external_downloader_args"] = {"ffmpeg_i": ["-protocol_whitelist", "file,crypto,data"]}
     with tempfile.TemporaryDirectory(prefix="igot-cookies-") as tmp:
         if cookies is not None:
             # yt-dlp rewrites its cookie file when done: give it a checked copy, never the user's file.
@@ -185,6 +190,11 @@ def _download(url: str, workdir: Path, cookies: Path | None, progress: Progress,
             if isinstance(error, YoutubeDLError):
                 if guard.refused is not None:  # whatever yt-dlp made of the refusal, this is what happened
                     raise guard.refused from None
+                if "external_downloader_args" in params and any("delegated to ffmpeg" in w for w in log.warnings):
+                    raise IgotError(f"{url} is a stream that yt-dlp leaves to ffmpeg (an encrypted one), and iGot lets "
+                                    "no ffmpeg fetch from the network: it would go wherever the stream says, unchecked.",
+                                    "Install pycryptodomex (pip install pycryptodomex), with which yt-dlp decrypts it "
+                                    f"itself, and run again, {_OR_UPLOAD}.") from None
                 raise explain_download_error(url, str(error), log.warnings, cookies is not None) from None
             raise
         finally:
