@@ -452,18 +452,12 @@ def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, secon
     _keep_corrections(out_dir / f"{stem}.json", options.force)
     remembered = voices.after_naming(t, out_dir, stem, windows, log=ctx.log) if options.voices else None
     asked = options.drive_folder if t.phrases else None
-    try:
-        saved = store.save(t, out_dir, stem, drive_folder=asked, doc_name=options.name, drive=options.drive,
-                           client_secrets=options.client_secrets, log=ctx.log, remembered=remembered)
-    except store.DriveUnchanged as err:
-        if not asked:
-            raise
-        # The Doc asked for could not be made: the files are still written, and the run says why.
-        saved = store.save(t, out_dir, stem, drive=False, log=ctx.log, remembered=remembered)
-        _keep_meaning(saved.files, meaning)
-        return RunResult(saved.transcript, saved.files, seconds, wav, drive_problem=str(err))
+    # The files are written whatever Drive answers; a Doc asked for that cannot be made now is
+    # left in the library's Drive outbox, made at the next save or start, and the run says why.
+    saved = store.save(t, out_dir, stem, drive_folder=asked, doc_name=options.name, drive=options.drive,
+                       client_secrets=options.client_secrets, log=ctx.log, remembered=remembered)
     _keep_meaning(saved.files, meaning)
-    return RunResult(saved.transcript, saved.files, seconds, wav, doc=saved.doc)
+    return RunResult(saved.transcript, saved.files, seconds, wav, doc=saved.doc, drive_problem=saved.drive_problem)
 
 
 def _keep_corrections(path: Path, force: bool) -> None:

@@ -44,6 +44,7 @@ from igot.runtime.files import STATE, check_no_link, first_link, write_atomic, w
 LOCK = "lock"
 JOURNAL = "changing.json"
 EMBEDDINGS = "embeddings"  # the phrases' vectors of each interview (igot.search.embed), named by its stem
+OUTBOX = "outbox"  # what is still to be sent to each interview's Drive copy (igot.outputs.store), named by its stem
 OLD = "old"  # where a change keeps the files it replaces (hard links) until it is made
 LEFT_OLD = 60.0  # seconds after which an old file there was left by a killed process
 WAIT = 60.0  # seconds to wait for another process's change (a Drive save can take this long)
@@ -323,13 +324,15 @@ def _entries(folder: Path, journal: object) -> list[tuple[Path, Optional[Path], 
 
 
 def _library_file(given: object) -> Path:
-    """A file a change may write: one of the library's own (OUT/NAME), or of its .igot (not the
-    lock, the journal or the old files' folder); relative, no `..`."""
+    """A file a change may write: one of the library's own (OUT/NAME), of its .igot (not the
+    lock, the journal or the old files' folder), or an entry of its Drive outbox
+    (OUT/.igot/outbox/NAME); relative, no `..`."""
     path = Path(given) if isinstance(given, str) else None
     parts = path.parts if path is not None and not path.anchor else ()  # an anchor: / or C:
     in_library = len(parts) == 1 and parts[0] != STATE
-    in_state = len(parts) == 2 and parts[0] == STATE and parts[1] not in (LOCK, JOURNAL, OLD)
-    if not (in_library or in_state) or any(p in (".", "..") for p in parts):
+    in_state = len(parts) == 2 and parts[0] == STATE and parts[1] not in (LOCK, JOURNAL, OLD, OUTBOX)
+    in_outbox = len(parts) == 3 and parts[:2] == (STATE, OUTBOX)
+    if not (in_library or in_state or in_outbox) or any(p in (".", "..") for p in parts):
         raise ValueError(f"{str(given)[:200]!r} is not a file of the library")
     return path
 

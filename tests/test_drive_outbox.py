@@ -1,0 +1,149 @@
+"""The Drive copy follows a committed change, from the library's outbox (igot.outputs.store): a
+correction is saved here whatever Drive answers, and the Doc catches up at the next save. Drive is
+a recorded exchange, as in tests/test_gdoc.py."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+
+from igot.outputs import store
+from igot.runtime import changes
+from igot.speakers.phrases import name_speakers
+from igot.transcript import Transcript
+from tests.test_drive_repository import DOC_URL, KEPT_JSON, exported
+from tests.test_gdoc import DOC, RESEARCH, drive, multipart, reply, sleeps  # noqa: F401
+from tests.test_outputs import found, in_drive, interview
+
+BUSY = "error-500-backendError.json"
+TRIES = 6  # a request and the client's 5 retries (gdoc.RETRIES), each answered 500
+
+
+def busy(requests: int = 1) -> list:
+    """Drive answering 500 to `requests` requests, each with every retry."""
+    return [reply(BUSY)] * (TRIES * requests)
+
+
+def doc_there() -> tuple:
+    return {"status": "200"}, json.dumps({"id": DOC, "trashed": False})
+
+
+def sent_again() -> list:
+    """An interview in Drive sent whole: the Doc looked for and updated, its Sheet row, its kept JSON."""
+    return [doc_there(), reply("doc-created.json"), reply("files-list-sheet-found.json"), exported(),
+            reply("sheet-created.json"), reply("files-list-found.json"), found(KEPT_JSON), reply("json-created.json")]
+
+
+def other() -> Transcript:
+    t = interview()
+    t.source.title = "Entrevista com o Caio"
+    return t
+
+
+@pytest.fixture
+def library(tmp_path):
+    """A library with Joana's interview published in Drive earlier, and Caio's, only here."""
+    folder = tmp_path / "out"
+    store.save(in_drive(interview()), folder, "joana", drive=False)
+    store.save(other(), folder, "caio", drive=False)
+    return folder
+
+
+def test_a_correction_saved_while_drive_fails_is_kept_and_sent_at_the_next_save(library, sleeps):
+    lib = store.Library(library)
+    service, http = drive(*busy())
+    saved = lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
+
+    # Saved here, said so; the Doc is left in the outbox.
+    assert saved.doc is None and "HTTP 500" in saved.drive_problem
+    assert saved.drive_problem.startswith("Saved here; the Google Doc was not updated (")
+    assert saved.drive_problem.endswith("It will be tried again at the next save or start. Wait a few minutes and run again.")
+    here = Transcript.load(library / "joana.json")
+    assert [s.name for s in here.speakers] == ["Ana", "Bruno"] and here.info["google_doc"] == DOC_URL
+    assert len(http.sent) == TRIES  # the Doc looked for, and nothing more
+    entry = json.loads((library / ".igot" / "outbox" / "joana.json").read_text())
+    assert set(entry) == {"stem", "folder", "name", "queued"} and entry["stem"] == "joana" and entry["folder"] is None
+    assert "Bruno" not in json.dumps(entry)  # names and flags, never the transcript
+
+    # The next save of any interview of the library sends it: the Doc gets the correction.
+    service, http = drive(*sent_again())
+    saved = store.save(other(), library, "caio", service=service)
+    assert saved.drive_problem is None and saved.doc is None  # Caio's has no Drive copy
+    page = multipart(http.sent[1])[2].decode("ascii")
+    assert http.sent[1].method == "PATCH" and ">Bruno</b>" in page and ">Joana</b>" not in page
+    kept = Transcript.from_json(http.sent[-1].body.decode("utf-8"))
+    assert kept.to_dict() == Transcript.load(library / "joana.json").to_dict()
+    assert store.outbox(library) == [] and not (library / ".igot" / "outbox" / "joana.json").exists()
+
+
+def test_a_doc_asked_for_while_drive_fails_is_made_in_that_folder_at_the_next_save(tmp_path, sleeps):
+    folder = tmp_path / "out"
+    service, _ = drive(*busy())
+    saved = store.save(interview(), folder, "joana", drive_folder=RESEARCH, doc_name="Onboarding – Joana", service=service)
+    assert saved.drive_problem.startswith("Saved here; the Google Doc was not made (")
+    assert (folder / "joana.html").is_file() and "google_doc" not in Transcript.load(folder / "joana.json").info
+    # A later save that asks for no folder (a naming) keeps the folder and the name asked.
+    service, _ = drive(*busy())
+    store.save(name_speakers(interview(), ["Ana", "Bruno", "Ana"]), folder, "joana", service=service)
+    [entry] = store.outbox(folder)
+    assert (entry.folder, entry.name) == (RESEARCH, "Onboarding – Joana")
+
+    service, http = drive(reply("doc-created.json"), reply("files-list-empty.json"), reply("sheet-created.json"),
+                          reply("files-list-empty.json"), reply("igot-folder-created.json"), reply("files-list-empty.json"),
+                          reply("json-created.json"))
+    saved = store.save(other(), folder, "caio", service=service)
+    assert multipart(http.sent[0])[0]["parents"] == [RESEARCH] and multipart(http.sent[0])[0]["name"] == "Onboarding – Joana"
+    here = Transcript.load(folder / "joana.json")
+    assert here.info["google_doc"] == DOC_URL and here.info["drive"] == {"folder": RESEARCH, "name": "Onboarding – Joana"}
+    assert [s.name for s in here.speakers] == ["Ana", "Bruno"] and store.outbox(folder) == []
+
+
+def test_two_saves_while_drive_is_down_leave_one_entry_per_interview(library, sleeps):
+    store.save(in_drive(other()), library, "caio", drive=False)
+    lib = store.Library(library)
+    service, _ = drive(*busy(1))
+    lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
+    first = store.outbox(library)
+    service, _ = drive(*busy(2))  # Joana's entry tried again, then Caio's
+    assert lib.change_now("caio", lambda t: name_speakers(t, ["Caio", "Bia", "Caio"]), service=service).drive_problem
+    service, _ = drive(*busy(2))
+    assert lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bia"]), service=service).drive_problem
+    entries = store.outbox(library)
+    assert [e.stem for e in entries] == ["joana", "caio"]  # one each, oldest first
+    assert entries[0].queued == first[0].queued  # still queued since the first failure
+    assert sorted(os.listdir(library / ".igot" / "outbox")) == ["caio.json", "joana.json"]
+
+
+def test_a_planted_entry_naming_another_place_or_through_a_link_is_discarded_unsent(library, tmp_path, caplog):
+    box = library / ".igot" / "outbox"
+    box.mkdir(parents=True, exist_ok=True)
+    entry = {"folder": None, "name": None, "queued": "2020-01-01T00:00:00Z"}
+    (box / "x.json").write_text(json.dumps({"stem": "../x", **entry}))  # names a place outside the library
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"stem": "joana", **entry}))
+    (box / "joana.json").symlink_to(elsewhere)  # the entry itself a link
+    outside = tmp_path / "outside.json"
+    outside.write_bytes((library / "joana.json").read_bytes())
+    (library / "linked.json").symlink_to(outside)  # an interview's JSON through a link
+    (box / "linked.json").write_text(json.dumps({"stem": "linked", **entry}))
+    (box / "caio.json").write_text(json.dumps({"stem": "caio", "transcript": "…", **entry}))  # another shape
+
+    service, http = drive()
+    with caplog.at_level(logging.WARNING, logger="igot.outputs.store"):
+        saved = store.save(other(), library, "caio", service=service)
+    assert http.sent == [] and saved.drive_problem is None  # no Drive call for any of them
+    assert os.listdir(box) == [] and elsewhere.is_file() and outside.is_file()  # the links removed, not what they lead to
+    warned = [r.getMessage() for r in caplog.records if "discarded the Drive outbox entry" in r.getMessage()]
+    assert len(warned) == 4
+
+
+def test_a_change_journal_may_name_an_outbox_entry_and_nothing_beside_it():
+    """A commit killed half way is finished from its journal: the outbox entry it wrote is one of
+    the library's own files; a path climbing out of the outbox is not."""
+    assert changes._library_file(".igot/outbox/joana.json")
+    for bad in (".igot/outbox/../lock", ".igot/outbox/a/b.json", ".igot/outbox"):
+        with pytest.raises(ValueError):
+            changes._library_file(bad)
