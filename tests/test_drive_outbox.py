@@ -147,3 +147,45 @@ def test_a_change_journal_may_name_an_outbox_entry_and_nothing_beside_it():
     for bad in (".igot/outbox/../lock", ".igot/outbox/a/b.json", ".igot/outbox"):
         with pytest.raises(ValueError):
             changes._library_file(bad)
+
+
+def test_an_interview_changed_while_it_is_sent_stays_in_the_outbox(library, sleeps, monkeypatch):
+    """Drive is answered without the library's lock held: a correction saved meanwhile is not
+    lost from Drive, its entry stays for the version the Doc does not have yet."""
+    from igot.outputs import gdoc
+
+    lib = store.Library(library)
+    service, _ = drive(*busy())
+    lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
+    put_repository = gdoc.put_repository
+
+    def meanwhile(*args, **kwargs):
+        lib.change("joana", lib.open("joana").version, lambda t: name_speakers(t, ["Ana", "Bia"]))  # the workspace
+        return put_repository(*args, **kwargs)
+
+    monkeypatch.setattr(gdoc, "put_repository", meanwhile)
+    service, http = drive(*sent_again())
+    sent = store.send_outbox(library, service=service)
+    assert ">Bruno</b>" in multipart(http.sent[1])[2].decode("ascii")  # the version read when sending began
+    assert [s.name for s in sent["joana"][0].speakers] == ["Ana", "Bia"]
+    assert [e.stem for e in store.outbox(library)] == ["joana"]  # Bia goes to the Doc next time
+
+
+def test_igot_serve_start_sends_the_outbox_with_the_saved_sign_in_only(library, sleeps, monkeypatch):
+    from igot.outputs import gdoc
+    from igot.workspace.server import send_waiting
+
+    service, _ = drive(*busy())
+    store.Library(library).change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
+    said: list[str] = []
+    monkeypatch.setattr(gdoc, "saved_credentials", lambda: None)  # never signed in on this computer: nobody is asked
+    send_waiting(library, said.append)
+    assert said == ["Google Drive: 1 interview waits to be sent to Google Drive, at the next igot run or igot rename "
+                    "that reaches it (this computer has no saved Google sign-in)."] and len(store.outbox(library)) == 1
+
+    service, http = drive(*sent_again())
+    monkeypatch.setattr(gdoc, "saved_credentials", lambda: "signed in")
+    monkeypatch.setattr(gdoc, "drive_service", lambda creds: service if creds == "signed in" else None)
+    send_waiting(library, said.append)
+    assert said[-1] == "Google Drive: brought up to date: joana." and store.outbox(library) == []
+    assert ">Bruno</b>" in multipart(http.sent[1])[2].decode("ascii")

@@ -289,6 +289,21 @@ def local_credentials(client_secrets: Path, token_file: Path = TOKEN_FILE) -> Cr
     return creds
 
 
+def saved_credentials(token_file: Path = TOKEN_FILE) -> Optional[Credentials]:
+    """The sign-in saved on this computer, refreshed when it has expired; None when there is none,
+    or it cannot be refreshed now: nothing asks the user (what a server sends in the background
+    with)."""
+    token_file = Path(token_file).expanduser()
+    creds = _cached_token(token_file)
+    if creds and not creds.valid and creds.refresh_token:
+        try:
+            creds.refresh(Request())
+            _save_token(creds, token_file)
+        except (RefreshError, TransportError, OSError):
+            return None
+    return creds if creds and creds.valid else None
+
+
 def credentials(client_secrets: Path | None = None) -> Credentials:
     """Colab's sign-in in Colab; elsewhere the installed-app flow with the user's OAuth client file."""
     try:

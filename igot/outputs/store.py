@@ -321,34 +321,37 @@ def outbox(folder: Path | str) -> list[Outgoing]:
 
 
 def send_outbox(folder: Path | str, service: Any = None, client_secrets: Optional[Path] = None,
-                log: Callable[[str], None] = lambda message: None,
-                ours: Optional[str] = None) -> dict[str, "tuple[Transcript, str] | IgotError"]:
+                log: Callable[[str], None] = lambda message: None, ours: Optional[str] = None,
+                credentials: Optional[Callable[[], Any]] = None) -> dict[str, "tuple[Transcript, str] | IgotError"]:
     """Send every entry of the library's Drive outbox, oldest first: the interview's Doc made or
     updated from its file as it is now, its Sheet row, its kept JSON and the library's voices in the
     Drive folder; a new Doc recorded in the interview's JSON (the next try updates it, never makes a
-    second); the entry removed once all is sent. An entry that fails stays, for the next save or
-    start. By stem: (the transcript as recorded, the Doc's link), or the DriveBehind saying why;
-    those of other interviews than `ours` are said through `log` too."""
+    second); the entry removed once all is sent, unless the interview changed meanwhile (then that
+    version is sent next time). An entry that fails stays, for the next save or start. The library's
+    lock is held only to read and write its files, not while Drive answers (a caller may hold it).
+    `credentials`: how to sign in (else gdoc.credentials(client_secrets)). By stem: (the transcript
+    as recorded, the Doc's link), or the DriveBehind saying why; those of other interviews than
+    `ours` are said through `log` too."""
     folder = Path(folder).resolve()
     sent: dict[str, tuple[Transcript, str] | IgotError] = {}
     with changes.locked(folder):
         entries = outbox(folder)
-        if not entries:
-            return sent
-        try:
-            from igot.outputs import gdoc  # the Google client is needed only here
+    if not entries:
+        return sent
+    try:
+        from igot.outputs import gdoc  # the Google client is needed only here
 
-            if service is None:
-                service = gdoc.drive_service(gdoc.credentials(client_secrets))
-        except IgotError as err:
-            for entry in entries:
+        if service is None:
+            service = gdoc.drive_service(credentials() if credentials else gdoc.credentials(client_secrets))
+    except IgotError as err:
+        for entry in entries:
+            sent[entry.stem] = _behind(folder, entry, err)
+    else:
+        for entry in entries:
+            try:
+                sent[entry.stem] = _send(folder, entry, service, gdoc)
+            except IgotError as err:
                 sent[entry.stem] = _behind(folder, entry, err)
-        else:
-            for entry in entries:
-                try:
-                    sent[entry.stem] = _send(folder, entry, service, gdoc)
-                except IgotError as err:
-                    sent[entry.stem] = _behind(folder, entry, err)
     for stem, result in sent.items():
         if stem != ours and isinstance(result, IgotError):
             log(f"{DRIVE}: interview '{stem}': {result}")
@@ -371,25 +374,43 @@ def _source_info(path: Path) -> dict:
 
 def _send(folder: Path, entry: Outgoing, service: Any, gdoc: Any) -> tuple[Transcript, str]:
     path = folder / f"{entry.stem}.json"
-    try:
-        t = Transcript.load(path)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-        raise IgotError(f"{path.name} cannot be read ({err})", library.REDO[0].upper() + library.REDO[1:] + ".") from None
+    with changes.locked(folder):
+        version, t = _read(path)
     where = gdoc.put_doc(service, t, entry.folder, entry.name)
-    recorded = where.recorded(t)
-    if recorded.info != t.info:
-        # Where the Doc is, in the interview's JSON at once: a later try updates this Doc, never
-        # makes a second. Nothing else shows it (the exports and the library page stay as they are).
-        changes.Change(folder, {path: recorded.to_json()}).commit()
-    gdoc.put_repository(service, recorded, where, entry.stem)
+    with changes.locked(folder):
+        # Where the Doc is, in the interview's JSON at once (as its file is now): a later try
+        # updates this Doc, never makes a second. Nothing else shows it: the exports and the
+        # library page stay as they are.
+        now_version, now = _read(path)
+        recorded = where.recorded(now)
+        if recorded.info != now.info:
+            text = recorded.to_json()
+            changes.Change(folder, {path: text}).commit()
+            if now_version == version:  # the file sent, with where its Doc is
+                version = version_of(text.encode("utf-8"))
+    gdoc.put_repository(service, where.recorded(t), where, entry.stem)
     kept = _voices_to_drive(service, where.folder, folder)
-    if kept is not None:
-        try:
-            voices_module.save_voices(folder, kept)
-        except OSError:
-            pass  # the Drive folder is noted again at the next send
-    entry_path(folder, entry.stem).unlink(missing_ok=True)
-    return recorded, where.doc
+    with changes.locked(folder):
+        if kept is not None:
+            try:
+                voices_module.save_voices(folder, kept)
+            except OSError:
+                pass  # the Drive folder is noted again at the next send
+        current, now = _read(path)
+        if current == version:  # else the interview changed meanwhile: its entry stays, for that version
+            entry_path(folder, entry.stem).unlink(missing_ok=True)
+    return now, where.doc
+
+
+def _read(path: Path) -> tuple[str, Transcript]:
+    """The interview's file as it is now: its version and its transcript."""
+    try:
+        data = path.read_bytes()
+        return version_of(data), Transcript.from_json(data.decode("utf-8"))
+    except IgotError as err:
+        raise IgotError(f"{path.name} cannot be sent: {err.problem}", err.fix) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise IgotError(f"{path.name} cannot be read ({err}).", library.REDO[0].upper() + library.REDO[1:] + ".") from None
 
 
 def exports_of(t: Transcript, before: Optional[Transcript], paths: dict[str, Path]) -> tuple[Iterator[tuple[Path, str]], bool]:
