@@ -1,7 +1,7 @@
 """One change, every copy: igot.outputs.store.save (what a run, naming, the summary, the notebook and
-`igot rename` all call) writes the exports and the library page and, for an interview in Drive,
-updates its Doc, Sheet row and kept JSON after the change is committed (from the outbox). Drive is a recorded exchange, as
-in tests/test_gdoc.py."""
+`igot rename` all call) writes the exports and the library page all or nothing and, for an
+interview in Drive, then updates its Doc, Sheet row and kept JSON (from the library's Drive
+outbox). Drive is a recorded exchange, as in tests/test_gdoc.py."""
 
 from __future__ import annotations
 

@@ -497,22 +497,6 @@ def delete_file(service: Resource, file_id: str) -> None:
         pass
 
 
-def take_back(service: Resource, where: "Published", before: Optional[Transcript]) -> bool:
-    """Undo put_doc after the rest of a change failed: a Doc made just now is deleted, a Doc
-    updated in place gets the earlier transcript back. Best effort; False when the Doc may
-    still show the change."""
-    if where.made:
-        delete_file(service, doc_id(where.doc))
-        return True
-    if before is None:
-        return False
-    try:
-        upload_doc(service, doc_html(before, title=where.name), where.name, where.folder, replacing=doc_id(where.doc))
-    except Exception:  # noqa: BLE001  the change's own error is the one the user needs to see
-        return False
-    return True
-
-
 @dataclass
 class Published:
     """Where an interview is in Drive; kept in its JSON (info["google_doc"] and info["drive"])."""
@@ -520,7 +504,7 @@ class Published:
     folder: str  # the folder's id
     doc: str  # the Doc's link
     name: str  # the Doc's name, also the interview's name in the Sheet
-    made: bool = False  # the Doc was made just now (taken back if the rest of the change fails)
+    made: bool = False  # the Doc was made just now
 
     def recorded(self, t: Transcript) -> Transcript:
         return replace(t, info={**t.info, "google_doc": self.doc, "drive": {"folder": self.folder, "name": self.name}})
