@@ -352,6 +352,10 @@ def send_outbox(folder: Path | str, service: Any = None, client_secrets: Optiona
                 sent[entry.stem] = _send(folder, entry, service, gdoc)
             except IgotError as err:
                 sent[entry.stem] = _behind(folder, entry, err)
+            except Exception as err:  # noqa: BLE001  an answer Drive should not give: said, and the next entry sent
+                sent[entry.stem] = _behind(folder, entry, IgotError(
+                    f"Google Drive answered what iGot did not expect ({type(err).__name__}: {err}).",
+                    "If it happens again, report it."))
     for stem, result in sent.items():
         if stem != ours and isinstance(result, IgotError):
             log(f"{DRIVE}: interview '{stem}': {result}")
