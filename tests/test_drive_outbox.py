@@ -7,15 +7,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
 
 import pytest
 
-from igot.outputs import store
+from igot.outputs import highlights, store
+from igot.outputs.gdoc import drive_service
 from igot.runtime import changes
 from igot.speakers.phrases import name_speakers
 from igot.transcript import Transcript
 from tests.test_drive_repository import DOC_URL, KEPT_JSON, exported
-from tests.test_gdoc import DOC, RESEARCH, drive, multipart, reply, sleeps  # noqa: F401
+from tests.test_gdoc import DOC, RESEARCH, Recorder, drive, multipart, reply, sleeps  # noqa: F401
 from tests.test_outputs import found, in_drive, interview
 
 BUSY = "error-500-backendError.json"
@@ -144,7 +149,7 @@ def test_a_change_journal_may_name_an_outbox_entry_and_nothing_beside_it():
     """A commit killed half way is finished from its journal: the outbox entry it wrote is one of
     the library's own files; a path climbing out of the outbox is not."""
     assert changes._library_file(".igot/outbox/joana.json")
-    for bad in (".igot/outbox/../lock", ".igot/outbox/a/b.json", ".igot/outbox"):
+    for bad in (".igot/outbox/../lock", ".igot/outbox/a/b.json", ".igot/outbox", ".igot/sending"):
         with pytest.raises(ValueError):
             changes._library_file(bad)
 
@@ -189,3 +194,119 @@ def test_igot_serve_start_sends_the_outbox_with_the_saved_sign_in_only(library, 
     send_waiting(library, said.append)
     assert said[-1] == "Google Drive: brought up to date: joana." and store.outbox(library) == []
     assert ">Bruno</b>" in multipart(http.sent[1])[2].decode("ascii")
+
+
+# --- Drive is talked to without the library's lock ----------------------------------------------
+class Gated(Recorder):
+    """Drive as recorded, each request waiting until `go` is set (a Drive that takes its time to
+    answer); notes whether this process held the library's lock when each request was made."""
+
+    def __init__(self, folder: Path, responses):
+        super().__init__(responses)
+        self.held = changes._held.setdefault(str(folder.resolve()), changes._Held())
+        self.asked, self.go = threading.Event(), threading.Event()
+        self.under_lock: list[bool] = []
+
+    def request(self, *args, **kwargs):
+        self.under_lock.append(self.held.depth > 0)
+        self.asked.set()
+        self.go.wait(30)
+        return super().request(*args, **kwargs)
+
+
+RENAME_TAG = """
+import sys
+from igot.outputs.store import Library
+from igot.runtime import changes
+changes.WAIT = 10.0  # a lock held while Drive answers: Busy in 10 s, not 60
+print(sorted(Library(sys.argv[1]).rename_tag("pricing", "price")))
+"""
+
+
+def test_while_drive_is_down_another_thread_and_process_change_the_library(library, sleeps):
+    """The naming is committed, then Drive is asked (each request slow, then 500 after every
+    retry): meanwhile the workspace (a thread of this process) saves a highlight, and `igot tags`
+    (another process) renames a tag in every interview, neither waiting for Drive."""
+    lib = store.Library(library)
+    http = Gated(library, busy())
+    said: dict = {}
+    naming = threading.Thread(target=lambda: said.update(saved=lib.change_now(
+        "joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=drive_service(http=http))))
+    naming.start()
+    try:
+        assert http.asked.wait(30)  # Drive is being asked for Joana's Doc
+        workspace = threading.Thread(target=lambda: said.update(tagged=lib.change(
+            "caio", lib.open("caio").version,
+            lambda t: highlights.with_highlight(t, highlights.new_highlight(t, 4.0, 6.0, ["pricing"])))))
+        workspace.start()
+        workspace.join(10)
+        assert not workspace.is_alive() and "tagged" in said  # saved while Drive has not answered
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        tags = subprocess.run([sys.executable, "-c", RENAME_TAG, str(library)], capture_output=True, text=True,
+                              timeout=60, env=env)
+        assert tags.returncode == 0, tags.stderr
+        assert tags.stdout.strip() == "['caio']"
+        assert not http.go.is_set() and naming.is_alive()  # all of it before Drive answered
+    finally:
+        http.go.set()
+        naming.join(60)
+    assert not naming.is_alive()
+    assert http.under_lock == [False] * TRIES  # no request made while this process held the lock
+    saved = said["saved"]
+    assert saved.doc is None and "HTTP 500" in saved.drive_problem
+    assert [s.name for s in Transcript.load(library / "joana.json").speakers] == ["Ana", "Bruno"]
+    assert [h.tags for h in Transcript.load(library / "caio.json").highlights] == [["price"]]
+    assert [e.stem for e in store.outbox(library)] == ["joana"]  # the naming waits for the next try
+
+
+def test_a_save_under_the_callers_lock_is_sent_once_the_caller_lets_it_go(library):
+    """A caller that holds the library's lock around the save (a run: the stem and its files under
+    one hold) does not hold it while Drive answers: the save sends as the caller lets it go, and
+    what Drive answered is in Saved then."""
+    http = Gated(library, sent_again())
+    http.go.set()
+    named = name_speakers(Transcript.load(library / "joana.json"), ["Ana", "Bruno", "Ana"])
+    with changes.locked(library):
+        with changes.locked(library):
+            saved = store.save(named, library, "joana", service=drive_service(http=http))
+        assert http.sent == [] and saved.doc is None  # not yet: the lock is still held
+        assert [s.name for s in Transcript.load(library / "joana.json").speakers] == ["Ana", "Bruno"]  # committed
+    assert len(http.sent) == len(sent_again()) and http.under_lock == [False] * len(sent_again())
+    assert saved.doc == DOC_URL and saved.drive_problem is None and saved.transcript.info["google_doc"] == DOC_URL
+    assert store.outbox(library) == []
+
+
+def test_a_block_that_fails_after_the_save_sends_nothing_and_the_entry_waits(library):
+    http = Gated(library, sent_again())
+    http.go.set()
+    with pytest.raises(RuntimeError):
+        with changes.locked(library):
+            store.save(name_speakers(interview(), ["Ana", "Bruno", "Ana"]), library, "joana",
+                       service=drive_service(http=http))
+            raise RuntimeError("the caller's next step failed")
+    assert http.sent == [] and [e.stem for e in store.outbox(library)] == ["joana"]
+
+
+def test_two_senders_of_the_outbox_take_turns(library, sleeps):
+    """Two saves (a run in the workspace, a notebook cell) send the outbox at once now that neither
+    holds the library's lock: the second waits for the first, then finds what is left (here
+    nothing): an entry is never sent twice at once (a Doc made twice, an older version last)."""
+    service, _ = drive(*busy())
+    store.Library(library).change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
+    first = Gated(library, sent_again())
+    said: dict = {}
+    sender = threading.Thread(target=lambda: said.update(first=store.send_outbox(library, service=drive_service(http=first))))
+    sender.start()
+    second_service, second = drive(*sent_again())
+    other_sender = threading.Thread(target=lambda: said.update(second=store.send_outbox(library, service=second_service)))
+    try:
+        assert first.asked.wait(30)
+        other_sender.start()
+        other_sender.join(0.5)
+        assert other_sender.is_alive() and second.sent == []  # waiting for the first
+    finally:
+        first.go.set()
+        sender.join(30)
+        other_sender.join(30)
+    assert said["first"]["joana"][1] == DOC_URL and said["second"] == {} and second.sent == []
+    assert store.outbox(library) == []

@@ -16,8 +16,12 @@ notebook's other cells and the workspace all end in `save()`, in two parts:
    the JSON holds, made from it in this process, and a reader (the workspace, a browser on the
    page, a synced folder) must never see the page or an export of another version than the JSON.
 2. The writers that follow it (AFTER_COMMIT, in order, each with a name): the library's
-   remembered voices, then the Drive copy. A writer that fails never undoes the committed change:
-   it says what failed and how it will be made good (Saved.problems).
+   remembered voices (a local file, under the lock), then the Drive copy, once the library's lock
+   is let go (changes.after_unlock: also when the caller holds it around the save, then as the
+   caller lets it go), so that while Drive answers (up to a minute a request when it is down)
+   every other writer of the library (a workspace correction, `igot tags`) goes on. A writer that
+   fails never undoes the committed change: it says what failed and how it will be made good
+   (Saved.problems).
 
 The Drive copy is sent from the outbox: an entry holds names and flags only (the stem, the Drive
 folder to make the Doc in, the Doc's name, when it was queued), never the transcript; the
@@ -75,6 +79,9 @@ class DriveBehind(IgotError):
 
 @dataclass
 class Saved:
+    """What a save made. The Drive copy is sent once the library's lock is let go: a caller that
+    holds the lock around the save reads `transcript`, `doc` and `problems` after letting it go."""
+
     transcript: Transcript  # as written: with its date and, once it is in Drive, where its Doc is
     files: dict[str, Path]  # {format: path}
     library: Path  # OUT/index.html
@@ -127,16 +134,19 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
     reads only those that changed). `stem`: the interview's stem (the name of its files), when the
     caller knows which interview it changes; None: the one stem_for gives, chosen under the same
     lock as the write, so two runs at once never take one free stem. Saving only writes: it runs
-    no model."""
+    no model. The Drive copy is sent after the library's lock is let go (before this returns, or,
+    when the caller holds the lock, as it lets it go: Saved says so)."""
     with changes.locked(folder):  # no other process changes the folder between reading and writing
-        return _save(t, Path(folder), stem, drive_folder, doc_name, drive, client_secrets, service, log,
-                     remembered, replaces, known)
+        saved, done = _save(t, Path(folder), stem, drive_folder, doc_name, drive, client_secrets, service, log,
+                            remembered, replaces, known)
+        changes.after_unlock(folder, lambda: _followed(saved, done))
+    return saved
 
 
 def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Optional[str], doc_name: Optional[str],
           drive: bool, client_secrets: Optional[Path], service: Any, log: Callable[[str], None],
           remembered: Optional[voices_module.Voices], replaces: Optional[Transcript],
-          known: Iterable[library.Interview]) -> Saved:
+          known: Iterable[library.Interview]) -> tuple[Saved, "Committed"]:
     stem = stem or stem_for(folder, t)
     paths = export.export_paths(folder, stem, export.FORMATS)
     before = replaces if replaces is not None else _readable(paths["json"])
@@ -160,9 +170,15 @@ def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Option
 
     changes.Change(folder, texts()).commit()
     done = Committed(folder, stem, before, t, remembered, drive, service, client_secrets, log)
-    problems = after_commit(done)
+    problems = after_commit(done, locked=True)
     log(f"Library: every interview in {folder}, searchable: {folder / library.INDEX}")
-    return Saved(done.after, paths, folder / library.INDEX, done.doc, problems)
+    return Saved(done.after, paths, folder / library.INDEX, done.doc, problems), done
+
+
+def _followed(saved: Saved, done: "Committed") -> None:
+    """The writers that follow the change without the library's lock (Drive), told in `saved`."""
+    saved.problems.update(after_commit(done, locked=False))
+    saved.transcript, saved.doc = done.after, done.doc
 
 
 # --- what follows a change, once it is committed -----------------------------------------------------
@@ -192,18 +208,23 @@ def _send_drive(done: Committed) -> None:
 
 
 DRIVE = "Google Drive"
-# The writers a committed change is followed by, in this order, each with the name it is said by.
-# Neither undoes the change when it fails: it says what failed and how it will be made good.
-AFTER_COMMIT: tuple[tuple[str, Callable[[Committed], None]], ...] = (
-    ("Voices", _write_voices),
-    (DRIVE, _send_drive),
+# The writers a committed change is followed by, in this order, each with the name it is said by
+# and whether it runs under the library's lock (a local file) or once the lock is let go (Drive,
+# which may take minutes to answer). Neither undoes the change when it fails: it says what failed
+# and how it will be made good.
+AFTER_COMMIT: tuple[tuple[str, Callable[[Committed], None], bool], ...] = (
+    ("Voices", _write_voices, True),
+    (DRIVE, _send_drive, False),
 )
 
 
-def after_commit(done: Committed) -> dict[str, str]:
-    """Run every writer of AFTER_COMMIT on the committed change; what each could not do, by its name."""
+def after_commit(done: Committed, locked: bool) -> dict[str, str]:
+    """Run the writers of AFTER_COMMIT that run under the lock (`locked`), or those that run
+    without it, on the committed change; what each could not do, by its name."""
     problems = {}
-    for name, write in AFTER_COMMIT:
+    for name, write, under_lock in AFTER_COMMIT:
+        if under_lock != locked:
+            continue
         try:
             write(done)
         except IgotError as err:
@@ -328,11 +349,19 @@ def send_outbox(folder: Path | str, service: Any = None, client_secrets: Optiona
     Drive folder; a new Doc recorded in the interview's JSON (the next try updates it, never makes a
     second); the entry removed once all is sent, unless the interview changed meanwhile (then that
     version is sent next time). An entry that fails stays, for the next save or start. The library's
-    lock is held only to read and write its files, not while Drive answers (a caller may hold it).
+    lock is held only to read and write its files, not while Drive answers (store.save sends once it let it go;
+    call it without holding the lock). One sender at a time (changes.sending): a second waits for
+    the first, then sends what is left.
     `credentials`: how to sign in (else gdoc.credentials(client_secrets)). By stem: (the transcript
     as recorded, the Doc's link), or the DriveBehind saying why; those of other interviews than
     `ours` are said through `log` too."""
     folder = Path(folder).resolve()
+    with changes.sending(folder):  # one sender at a time: the others wait, then send what is left
+        return _send_outbox(folder, service, client_secrets, log, ours, credentials)
+
+
+def _send_outbox(folder: Path, service: Any, client_secrets: Optional[Path], log: Callable[[str], None],
+                 ours: Optional[str], credentials: Optional[Callable[[], Any]]) -> dict[str, "tuple[Transcript, str] | IgotError"]:
     sent: dict[str, tuple[Transcript, str] | IgotError] = {}
     with changes.locked(folder):
         entries = outbox(folder)
