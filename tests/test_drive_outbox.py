@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+import httplib2
 import pytest
 
 from igot.outputs import highlights, store
@@ -112,9 +113,9 @@ def test_two_saves_while_drive_is_down_leave_one_entry_per_interview(library, sl
     service, _ = drive(*busy(1))
     lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
     first = store.outbox(library)
-    service, _ = drive(*busy(2))  # Joana's entry tried again, then Caio's
+    service, _ = drive(*busy(1))  # Joana's entry tried again; Caio's not after it
     assert lib.change_now("caio", lambda t: name_speakers(t, ["Caio", "Bia", "Caio"]), service=service).drive_problem
-    service, _ = drive(*busy(2))
+    service, _ = drive(*busy(1))
     assert lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bia"]), service=service).drive_problem
     entries = store.outbox(library)
     assert [e.stem for e in entries] == ["joana", "caio"]  # one each, oldest first
@@ -285,6 +286,53 @@ def test_a_block_that_fails_after_the_save_sends_nothing_and_the_entry_waits(lib
                        service=drive_service(http=http))
             raise RuntimeError("the caller's next step failed")
     assert http.sent == [] and [e.stem for e in store.outbox(library)] == ["joana"]
+
+
+@pytest.mark.parametrize("down", ["busy", "offline"])
+def test_once_drive_cannot_be_reached_the_next_entries_are_not_tried(library, sleeps, down):
+    """Each entry tried would wait the client's retries again (about a minute): after the first
+    that cannot reach Drive, the rest wait for the next try, and say so."""
+    store.save(in_drive(other()), library, "caio", drive=False)
+    lib = store.Library(library)
+    service, _ = drive(*busy())
+    lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)  # queued first
+
+    class Offline(Recorder):
+        def request(self, *args, **kwargs):
+            self.sent.append(args)
+            raise httplib2.ServerNotFoundError("Unable to find the server at www.googleapis.com")
+
+    http = Recorder(busy(2)) if down == "busy" else Offline([])
+    said: list[str] = []
+    saved = lib.change_now("caio", lambda t: name_speakers(t, ["Caio", "Bia", "Caio"]), service=drive_service(http=http),
+                           log=said.append)
+    assert len(http.sent) == TRIES  # Joana's Doc looked for, with every retry; nothing asked for Caio's
+    assert saved.doc is None and saved.drive_problem.startswith(
+        "Saved here; the Google Doc was not updated (not tried: Google Drive did not answer for interview 'joana' just before: ")
+    assert saved.drive_problem.endswith(AGAIN_FIX[down])
+    assert [line for line in said if line.startswith("Google Drive: interview 'joana': Saved here;")]
+    assert [e.stem for e in store.outbox(library)] == ["joana", "caio"]  # both wait for the next try
+    assert [s.name for s in Transcript.load(library / "caio.json").speakers] == ["Caio", "Bia"]
+
+
+AGAIN_FIX = {"busy": f"{store.AGAIN} Wait a few minutes and run again.",
+             "offline": f"{store.AGAIN} Check the internet connection and run again."}
+
+
+def test_an_entry_drive_refuses_does_not_stop_the_next(library, sleeps):
+    """A refusal that is the entry's own (its Doc's folder gone: 404) says nothing of Drive being down:
+    the next entry is sent."""
+    store.save(in_drive(other()), library, "caio", drive=False)
+    lib = store.Library(library)
+    service, _ = drive(*busy())
+    lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
+    service, _ = drive(*busy())
+    lib.change_now("caio", lambda t: name_speakers(t, ["Caio", "Bia", "Caio"]), service=service)  # both queued
+    service, http = drive(doc_there(), reply("error-404-notFound.json"), *sent_again())  # Joana's Doc not taken
+    sent = store.send_outbox(library, service=service)
+    assert "missing or not one iGot may use" in str(sent["joana"])
+    assert sent["caio"][1] == DOC_URL and len(http.sent) == 2 + len(sent_again())
+    assert [e.stem for e in store.outbox(library)] == ["joana"]
 
 
 def test_two_senders_of_the_outbox_take_turns(library, sleeps):

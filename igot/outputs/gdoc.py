@@ -92,6 +92,11 @@ IGOT_FOLDERS_ONLY = (
 )
 
 
+class Unreachable(IgotError):
+    """Google Drive could not be reached (no network), or was still busy (429, 5xx) after the
+    client's retries: a next request would most likely wait as long and fail alike."""
+
+
 # --- the Doc's HTML ---------------------------------------------------------------------------
 def _date(t: Transcript) -> str:
     """The transcript's date (info["created"], ISO) when it has one; else today."""
@@ -353,8 +358,8 @@ def _http_error(err: HttpError, doing: str) -> IgotError:
     if status == 401 or reason in ("insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "authError"):
         return IgotError(f"Could not {doing}: the Google sign-in does not let iGot create files in your Drive.", SIGN_IN_AGAIN)
     if status == 429 or status >= 500 or reason in ("rateLimitExceeded", "userRateLimitExceeded"):
-        return IgotError(f"Could not {doing}: Google Drive is busy (HTTP {status}), still after {RETRIES} retries.",
-                         "Wait a few minutes and run again.")
+        return Unreachable(f"Could not {doing}: Google Drive is busy (HTTP {status}), still after {RETRIES} retries.",
+                           "Wait a few minutes and run again.")
     return IgotError(f"Google Drive refused to {doing}: {err.reason or status} (HTTP {status}).",
                      "Check the folder and the Google account you signed in with, then run again.")
 
@@ -369,7 +374,7 @@ def _drive_errors(doing: str) -> Iterator[None]:
     except RefreshError:
         raise IgotError(f"Could not {doing}: the Google sign-in has expired or was withdrawn.", SIGN_IN_AGAIN) from None
     except (httplib2.HttpLib2Error, TransportError, OSError) as err:
-        raise IgotError(f"Could not reach Google Drive to {doing}: {err}.", CHECK_CONNECTION) from None
+        raise Unreachable(f"Could not reach Google Drive to {doing}: {err}.", CHECK_CONNECTION) from None
 
 
 def _quote(value: str) -> str:

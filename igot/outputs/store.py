@@ -28,8 +28,10 @@ folder to make the Doc in, the Doc's name, when it was queued), never the transc
 interview's file as it is when sent is what goes (its Doc, its row in the folder's "iGot
 interviews" Sheet, its JSON kept in the folder's .igot, the library's voices there). An entry is
 removed once all of it is sent; one that fails stays, and every save that may reach Drive (and
-`igot serve`'s start) sends the whole outbox again, oldest first. Entries are read as a
-stranger's file (a planted one naming `../x`, or a link, is removed unsent, with a warning).
+`igot serve`'s start) sends the whole outbox again, oldest first. Once Drive cannot be reached
+(no network, or still busy after the client's retries) the entries after it are not tried: each
+would wait as long again; they stay for the next try. Entries are read as a stranger's file (a
+planted one naming `../x`, or a link, is removed unsent, with a warning).
 
 Where the interview's Doc is lives in its JSON (info["google_doc"], info["drive"]), written as
 soon as the Doc is made, so any later change, from any path, updates the same Doc, row and kept
@@ -348,8 +350,10 @@ def send_outbox(folder: Path | str, service: Any = None, client_secrets: Optiona
     updated from its file as it is now, its Sheet row, its kept JSON and the library's voices in the
     Drive folder; a new Doc recorded in the interview's JSON (the next try updates it, never makes a
     second); the entry removed once all is sent, unless the interview changed meanwhile (then that
-    version is sent next time). An entry that fails stays, for the next save or start. The library's
-    lock is held only to read and write its files, not while Drive answers (store.save sends once it let it go;
+    version is sent next time). An entry that fails stays, for the next save or start; once Drive
+    cannot be reached (gdoc.Unreachable: no network, or busy after the client's retries, about a
+    minute a request) the entries after it are not tried now, and stay. The library's lock is held
+    only to read and write its files, not while Drive answers (store.save sends once it let it go;
     call it without holding the lock). One sender at a time (changes.sending): a second waits for
     the first, then sends what is left.
     `credentials`: how to sign in (else gdoc.credentials(client_secrets)). By stem: (the transcript
@@ -376,9 +380,18 @@ def _send_outbox(folder: Path, service: Any, client_secrets: Optional[Path], log
         for entry in entries:
             sent[entry.stem] = _behind(folder, entry, err)
     else:
+        unreachable: Optional[tuple[str, IgotError]] = None
         for entry in entries:
+            if unreachable is not None:  # each would wait as long, and fail alike: left for the next try
+                stem, err = unreachable
+                sent[entry.stem] = _behind(folder, entry, IgotError(
+                    f"not tried: Google Drive did not answer for interview '{stem}' just before: {err.problem}", err.fix))
+                continue
             try:
                 sent[entry.stem] = _send(folder, entry, service, gdoc)
+            except gdoc.Unreachable as err:
+                sent[entry.stem] = _behind(folder, entry, err)
+                unreachable = entry.stem, err
             except IgotError as err:
                 sent[entry.stem] = _behind(folder, entry, err)
             except Exception as err:  # noqa: BLE001  an answer Drive should not give: said, and the next entry sent
