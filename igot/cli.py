@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 from igot import __version__
 from igot.errors import IgotError
-from igot.outputs.store import DriveUnchanged
 from igot.pipeline import DEVICES, OUT_DIR, Models, RunOptions, RunResult, run
 from igot.pipeline.flags import DEFAULTS, add_run_options, run_options_from
 from igot.links import LocalLinks, is_url
@@ -184,7 +183,6 @@ def ask_command(args: argparse.Namespace) -> int:
     return 0 if phrases else 1
 
 
-NO_DRIVE = "To change only the files here and leave the Google Doc as it is, add --no-drive."
 
 
 def rename_command(args: argparse.Namespace) -> int:
@@ -211,9 +209,6 @@ def rename_command(args: argparse.Namespace) -> int:
         saved = Library(path.parent).change_now(path.stem, make, remembered if args.voices else None,
                                                 drive=not args.no_drive, client_secrets=args.client_secrets, log=print)
         before = read["before"]
-    except DriveUnchanged as exc:
-        print(f"igot: {exc} {NO_DRIVE}", file=sys.stderr)
-        return 2
     except IgotError as exc:
         print(f"igot: {exc}", file=sys.stderr)
         return 2
@@ -226,6 +221,9 @@ def rename_command(args: argparse.Namespace) -> int:
         print("The summary keeps the names it was written with: igot run again (same options) writes it anew.")
     if saved.doc:
         print(f"Google Doc updated: {saved.doc}")
+    if saved.drive_problem:
+        print(f"igot: {saved.drive_problem}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -359,8 +357,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             return run_queue(args, run_command_options(args))
     except IgotError as exc:
-        hint = f" {NO_DRIVE}" if isinstance(exc, DriveUnchanged) else ""
-        print(f"igot: {exc}{hint}", file=sys.stderr)
+        print(f"igot: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("igot: interrupted. Run the same command again to continue where it stopped.", file=sys.stderr)
@@ -374,7 +371,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if result.doc and args.command == "run" and args.gdoc:
         print(f"Google Doc: {result.doc}")
     if result.drive_problem:
-        print(f"igot: the Google Doc was not made: {result.drive_problem} The local files are written.", file=sys.stderr)
+        print(f"igot: {result.drive_problem}", file=sys.stderr)
         return 2
     return 0 if result.transcript.phrases else 3
 
@@ -437,7 +434,7 @@ def run_queue(args: argparse.Namespace, options: RunOptions) -> int:
         if result.doc and args.gdoc:
             print(f"Google Doc: {result.doc}")
         if result.drive_problem:
-            print(f"igot: the Google Doc was not made: {result.drive_problem} The local files are written.", file=sys.stderr)
+            print(f"igot: {result.drive_problem}", file=sys.stderr)
             code = 2
         elif not result.transcript.phrases and len(sources) == 1:
             code = 3

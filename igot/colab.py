@@ -337,12 +337,17 @@ def names_now(asked: Union[list[str], dict[str, str]], run_t: Transcript, now: T
 
 def _changed(result: RunResult, make, remembered=None, **drive) -> store.Saved:
     """The change `make` made to the interview's file as it is now, with its Drive copy (store.save's
-    arguments in `drive`); the run's transcript saved as it is when the file is not there (yet)."""
+    arguments in `drive`); the run's transcript saved as it is when the file is not there (yet). A Drive
+    copy that could not be brought up to date is said, and left in the library's outbox."""
     folder, stem = _place(result)
     if not (folder / f"{stem}.json").is_file():
         t = make(result.transcript)
-        return store.save(t, folder, stem, remembered=remembered(t) if remembered else None, log=print, **drive)
-    return store.Library(folder).change_now(stem, make, remembered, log=print, **drive)
+        saved = store.save(t, folder, stem, remembered=remembered(t) if remembered else None, log=print, **drive)
+    else:
+        saved = store.Library(folder).change_now(stem, make, remembered, log=print, **drive)
+    if saved.drive_problem:  # the files here are saved; the Doc is sent from the outbox at the next save
+        print(f"⚠ {saved.drive_problem}")
+    return saved
 
 
 def _with_summary(t: Transcript, written: Transcript) -> Transcript:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from igot.cli import main
+from igot.outputs import store
 from igot.outputs.export import write_exports
 from igot.transcript import Phrase, Source, Speaker, Transcript, Word
 from tests.webserver import serve
@@ -168,8 +169,9 @@ def test_google_doc_without_client_file_keeps_local_files(home, devdata, tmp_pat
                  "--gdoc", "Research/Interviews", "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2
-    assert_one_clear_line(err, "Google Doc was not made", "client", "local files are written")
+    assert_one_clear_line(err, "Saved here; the Google Doc was not made", "client", "tried again at the next save")
     assert (tmp_path / "out" / "jfk.html").exists()
+    assert [e.folder for e in store.outbox(tmp_path / "out")] == ["Research/Interviews"]  # made at the next save
 
 
 @pytest.mark.parametrize("args,words", [
@@ -203,9 +205,9 @@ def test_output_folder_that_cannot_be_made(devdata, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_changes_nothing(home, devdata, tmp_path, capsys):
-    """The interview's Google Doc is kept in step with its files: a run that cannot reach it
-    changes neither, and says how to change the files alone."""
+def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_is_saved_here_and_queued(home, devdata, tmp_path, capsys):
+    """The interview's Google Doc follows its files: a run that cannot reach it keeps the files,
+    leaves the Doc in the library's Drive outbox, and says it will be tried again."""
     folder = tmp_path / "out"
     args = ["run", str(devdata / "openai_whisper/jfk.flac"), "--model", "bundled:tiny.en", "--speakers", "1",
             "--out", str(folder), "--quiet"]
@@ -214,14 +216,14 @@ def test_a_rerun_of_an_interview_in_drive_without_a_sign_in_changes_nothing(home
     published.info.update(google_doc="https://docs.google.com/document/d/1tWq8eRz3YuI6oP9aS2dF5gH8jK1lZ4xC7vB0nM3qW6e/edit",
                           drive={"folder": "1Fq3mZk8T0dJx9VwY2pR7sLb4uHc6eNa5", "name": "jfk"})
     published.save(folder / "jfk.json")
-    before = snapshot(folder)
     capsys.readouterr()
 
     code = main(args + ["--names", "John"])
     err = capsys.readouterr().err
     assert code == 2
-    assert_one_clear_line(err, "Google Doc could not be updated", "client", "Nothing was changed", "--no-drive")
-    assert snapshot(folder) == before
+    assert_one_clear_line(err, "Saved here; the Google Doc was not updated", "client", "tried again at the next save")
+    assert [s.name for s in Transcript.load(folder / "jfk.json").speakers] == ["John"]
+    assert [e.stem for e in store.outbox(folder)] == ["jfk"]
 
     assert main(args + ["--names", "John", "--no-drive"]) == 0
     again = Transcript.load(folder / "jfk.json")

@@ -1,7 +1,7 @@
 """One change, every copy: igot.outputs.store.save (what a run, naming, the summary, the notebook and
-`igot rename` all call) writes the exports and the library page and, for an interview in Drive,
-updates its Doc, Sheet row and kept JSON; all of it or none. Drive is a recorded exchange, as
-in tests/test_gdoc.py."""
+`igot rename` all call) writes the exports and the library page all or nothing and, for an
+interview in Drive, then updates its Doc, Sheet row and kept JSON (from the library's Drive
+outbox). Drive is a recorded exchange, as in tests/test_gdoc.py."""
 
 from __future__ import annotations
 
@@ -151,42 +151,44 @@ def test_a_doc_deleted_by_the_user_is_made_again(library):
                                                            "parents": [RESEARCH]}
 
 
-def test_all_or_nothing_when_drive_refuses(library, sleeps):
+def test_a_drive_refusal_keeps_the_change_here_and_leaves_it_in_the_outbox(library, sleeps):
+    """The change is committed first: Drive refusing the Sheet after the Doc was updated undoes
+    nothing here (nor takes the Doc back); the outbox keeps the entry, and the error says so."""
     in_drive(Transcript.load(library / f"{STEM}.json")).save(library / f"{STEM}.json")
-    before = snapshot(library)
     named = name_speakers(Transcript.load(library / f"{STEM}.json"), ["Ana", "Bruno", "Ana"])
     service, http = drive(({"status": "200"}, json.dumps({"id": DOC, "trashed": False})), reply("doc-created.json"),
-                          reply("files-list-sheet-found.json"), reply("error-403-appNotAuthorizedToFile.json"),
-                          reply("doc-created.json"))
-    with pytest.raises(store.DriveUnchanged, match="could not be updated.*Nothing was changed[.]") as err:
-        store.save(named, library, STEM, service=service)
-    assert "\n" not in str(err.value) and "folders it created itself" in str(err.value)
-    assert snapshot(library) == before and not list(library.glob(".*.tmp"))  # no file changed, no temp left
-    # The Doc, updated before the Sheet refused, has the transcript as it was again.
-    changed, restored = multipart(http.sent[1])[2].decode("ascii"), multipart(http.sent[-1])[2].decode("ascii")
-    assert http.sent[-1].method == "PATCH" and urlsplit(http.sent[-1].uri).path == f"/upload/drive/v3/files/{DOC}"
-    assert ">Joana</b>" not in changed and ">Joana</b>" in restored and ">Bob" in restored
+                          reply("files-list-sheet-found.json"), reply("error-403-appNotAuthorizedToFile.json"))
+    saved = store.save(named, library, STEM, service=service)
+    assert saved.doc is None and "\n" not in saved.drive_problem and "folders it created itself" in saved.drive_problem
+    assert saved.drive_problem.startswith("Saved here; the Google Doc was not updated (")
+    assert "It will be tried again at the next save or start." in saved.drive_problem
+    assert len(http.sent) == 4  # no request taking the Doc back
+    here = Transcript.load(library / f"{STEM}.json")
+    assert [s.name for s in here.speakers] == ["Ana", "Bruno"] and library_names(library) == ["Ana", "Bruno"]
+    assert [e.stem for e in store.outbox(library)] == [STEM] and not list(library.glob(".*.tmp"))
 
-    # A first Doc, then the Sheet refused: the Doc is taken back, no file here changed.
+    # A first Doc, then the Sheet refused: the Doc is kept and recorded (the next try updates it,
+    # never makes a second), the interview saved here, its entry left to send.
+    # (The outbox is sent oldest first: the entry left above is tried again first, and refused again.)
     fresh = name_speakers(interview(), ["Ana", "Bruno", "Ana"])
-    service, http = drive(reply("doc-created.json"), reply("files-list-sheet-found.json"),
-                          reply("error-403-appNotAuthorizedToFile.json"), ({"status": "204"}, b""))
-    with pytest.raises(IgotError, match="Nothing was changed"):
-        store.save(fresh, library, "new-one", drive_folder=RESEARCH, service=service)
-    assert http.sent[-1].method == "DELETE" and urlsplit(http.sent[-1].uri).path == f"/drive/v3/files/{DOC}"
-    assert snapshot(library) == before
+    service, http = drive(reply("error-403-appNotAuthorizedToFile.json"), reply("doc-created.json"),
+                          reply("files-list-sheet-found.json"), reply("error-403-appNotAuthorizedToFile.json"))
+    saved = store.save(fresh, library, "new-one", drive_folder=RESEARCH, service=service)
+    assert saved.drive_problem and all(s.method != "DELETE" for s in http.sent)
+    assert Transcript.load(library / "new-one.json").info["google_doc"] == DOC_URL
+    assert {e.stem for e in store.outbox(library)} == {STEM, "new-one"}
 
 
-def test_all_or_nothing_when_a_file_cannot_be_written(library):
-    """A folder where the subtitles go: found before anything moves; the new Doc is taken back."""
+def test_a_file_that_cannot_be_written_changes_nothing_and_reaches_no_drive(library):
+    """A folder where the subtitles go: found before anything moves, and before Drive is asked."""
     before = snapshot(library)
     (library / f"{STEM}.srt").unlink()
     (library / f"{STEM}.srt").mkdir()
     before.pop(f"{STEM}.srt")
-    service, http = drive(reply("doc-created.json"), ({"status": "204"}, b""))
-    with pytest.raises(IgotError, match=f"{STEM}.srt: a folder of that name is in the way.*Nothing was changed"):
+    service, http = drive()
+    with pytest.raises(IgotError, match=f"{STEM}.srt: a folder of that name is in the way"):
         store.save(name_speakers(interview(), ["Ana", "Bruno", "Ana"]), library, STEM, drive_folder=RESEARCH, service=service)
-    assert [s.method for s in http.sent] == ["POST", "DELETE"]
+    assert http.sent == [] and store.outbox(library) == []
     assert snapshot(library) == before and not list(library.glob(".*.tmp"))
 
 
@@ -203,15 +205,17 @@ def test_igot_rename_merges_and_updates_every_local_copy(library):
     assert code == 2 and "No interview 'nobody'" in err and "Entrevista com o Caio" in err
 
 
-def test_igot_rename_of_an_interview_in_drive_without_a_sign_in_changes_nothing(home, library):
+def test_igot_rename_of_an_interview_in_drive_without_a_sign_in_is_saved_here_and_queued(home, library):
     in_drive(Transcript.load(library / f"{STEM}.json")).save(library / f"{STEM}.json")
-    before = snapshot(library)
     code, _, err = cli("rename", str(library / f"{STEM}.json"), "--names", "Ana, Bob, Ana")
     assert code == 2 and err.count("\n") == 1
-    assert "Google Doc could not be updated" in err and "client" in err and "Nothing was changed" in err and "--no-drive" in err
-    assert snapshot(library) == before
-    # --no-drive: the files here change; the Doc stays recorded for the next change to bring up to date.
-    code, _, err = cli("rename", str(library / f"{STEM}.json"), "--names", "Ana, Bob, Ana", "--no-drive")
-    assert code == 0, err
+    assert "Saved here; the Google Doc was not updated" in err and "client" in err and "tried again at the next save" in err
     t = Transcript.load(library / f"{STEM}.json")
     assert [s.name for s in t.speakers] == ["Ana", "Bob"] and t.info["google_doc"] == DOC_URL
+    assert [e.stem for e in store.outbox(library)] == [STEM]
+    # --no-drive: the files here change, Drive is not reached; the entry waits for a save that may.
+    code, _, err = cli("rename", str(library / f"{STEM}.json"), "--names", "Ana, Bruno", "--no-drive")
+    assert code == 0, err
+    t = Transcript.load(library / f"{STEM}.json")
+    assert [s.name for s in t.speakers] == ["Ana", "Bruno"] and t.info["google_doc"] == DOC_URL
+    assert [e.stem for e in store.outbox(library)] == [STEM]

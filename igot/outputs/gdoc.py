@@ -92,6 +92,11 @@ IGOT_FOLDERS_ONLY = (
 )
 
 
+class Unreachable(IgotError):
+    """Google Drive could not be reached (no network), or was still busy (429, 5xx) after the
+    client's retries: a next request would most likely wait as long and fail alike."""
+
+
 # --- the Doc's HTML ---------------------------------------------------------------------------
 def _date(t: Transcript) -> str:
     """The transcript's date (info["created"], ISO) when it has one; else today."""
@@ -289,6 +294,21 @@ def local_credentials(client_secrets: Path, token_file: Path = TOKEN_FILE) -> Cr
     return creds
 
 
+def saved_credentials(token_file: Path = TOKEN_FILE) -> Optional[Credentials]:
+    """The sign-in saved on this computer, refreshed when it has expired; None when there is none,
+    or it cannot be refreshed now: nothing asks the user (what a server sends in the background
+    with)."""
+    token_file = Path(token_file).expanduser()
+    creds = _cached_token(token_file)
+    if creds and not creds.valid and creds.refresh_token:
+        try:
+            creds.refresh(Request())
+            _save_token(creds, token_file)
+        except (RefreshError, TransportError, OSError):
+            return None
+    return creds if creds and creds.valid else None
+
+
 def credentials(client_secrets: Path | None = None) -> Credentials:
     """Colab's sign-in in Colab; elsewhere the installed-app flow with the user's OAuth client file."""
     try:
@@ -338,8 +358,8 @@ def _http_error(err: HttpError, doing: str) -> IgotError:
     if status == 401 or reason in ("insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "authError"):
         return IgotError(f"Could not {doing}: the Google sign-in does not let iGot create files in your Drive.", SIGN_IN_AGAIN)
     if status == 429 or status >= 500 or reason in ("rateLimitExceeded", "userRateLimitExceeded"):
-        return IgotError(f"Could not {doing}: Google Drive is busy (HTTP {status}), still after {RETRIES} retries.",
-                         "Wait a few minutes and run again.")
+        return Unreachable(f"Could not {doing}: Google Drive is busy (HTTP {status}), still after {RETRIES} retries.",
+                           "Wait a few minutes and run again.")
     return IgotError(f"Google Drive refused to {doing}: {err.reason or status} (HTTP {status}).",
                      "Check the folder and the Google account you signed in with, then run again.")
 
@@ -354,7 +374,7 @@ def _drive_errors(doing: str) -> Iterator[None]:
     except RefreshError:
         raise IgotError(f"Could not {doing}: the Google sign-in has expired or was withdrawn.", SIGN_IN_AGAIN) from None
     except (httplib2.HttpLib2Error, TransportError, OSError) as err:
-        raise IgotError(f"Could not reach Google Drive to {doing}: {err}.", CHECK_CONNECTION) from None
+        raise Unreachable(f"Could not reach Google Drive to {doing}: {err}.", CHECK_CONNECTION) from None
 
 
 def _quote(value: str) -> str:
@@ -482,22 +502,6 @@ def delete_file(service: Resource, file_id: str) -> None:
         pass
 
 
-def take_back(service: Resource, where: "Published", before: Optional[Transcript]) -> bool:
-    """Undo put_doc after the rest of a change failed: a Doc made just now is deleted, a Doc
-    updated in place gets the earlier transcript back. Best effort; False when the Doc may
-    still show the change."""
-    if where.made:
-        delete_file(service, doc_id(where.doc))
-        return True
-    if before is None:
-        return False
-    try:
-        upload_doc(service, doc_html(before, title=where.name), where.name, where.folder, replacing=doc_id(where.doc))
-    except Exception:  # noqa: BLE001  the change's own error is the one the user needs to see
-        return False
-    return True
-
-
 @dataclass
 class Published:
     """Where an interview is in Drive; kept in its JSON (info["google_doc"] and info["drive"])."""
@@ -505,7 +509,7 @@ class Published:
     folder: str  # the folder's id
     doc: str  # the Doc's link
     name: str  # the Doc's name, also the interview's name in the Sheet
-    made: bool = False  # the Doc was made just now (taken back if the rest of the change fails)
+    made: bool = False  # the Doc was made just now
 
     def recorded(self, t: Transcript) -> Transcript:
         return replace(t, info={**t.info, "google_doc": self.doc, "drive": {"folder": self.folder, "name": self.name}})

@@ -6,27 +6,50 @@ changes it: every check-then-write holds the library's lock across processes
 (igot.runtime.changes), and a change touching several files (an interview's exports, a tag
 renamed in every interview) is all or nothing, also when the process is killed half way.
 
-A run, naming the speakers (`igot rename`, the notebook's naming cell), the summary and the
-notebook's other cells all end in `save()`: the exports (JSON, HTML, Markdown, SRT, VTT), the
-library page OUT/index.html and, when the interview is in Google Drive, its Doc, its row in the
-folder's "iGot interviews" Sheet and its JSON kept in the folder's .igot. All or nothing: the
-files are written beside their places first, Drive is updated, and only then do the files take
-their places; when anything fails, no file changes and a Doc made by the change is taken back.
+A run, naming the speakers (`igot rename`, the notebook's naming cell), the summary, the
+notebook's other cells and the workspace all end in `save()`, in two parts:
 
-Where the interview's Doc is lives in its JSON (info["google_doc"], info["drive"]), so any later
-change, from any path, updates the same Doc, row and kept JSON.
+1. The change, committed all or nothing (one changes.Change): the interview's JSON, its exports
+   (HTML, Markdown, SRT, VTT), the library page OUT/index.html and, when the interview has a
+   Drive copy or one is asked for, its entry in the Drive outbox (OUT/.igot/outbox/STEM.json).
+   The exports and the page stay inside the commit: they are renderings of the very transcript
+   the JSON holds, made from it in this process, and a reader (the workspace, a browser on the
+   page, a synced folder) must never see the page or an export of another version than the JSON.
+2. The writers that follow it (AFTER_COMMIT, in order, each with a name): the library's
+   remembered voices (a local file, under the lock), then the Drive copy, once the library's lock
+   is let go (changes.after_unlock: also when the caller holds it around the save, then as the
+   caller lets it go), so that while Drive answers (up to a minute a request when it is down)
+   every other writer of the library (a workspace correction, `igot tags`) goes on. A writer that
+   fails never undoes the committed change: it says what failed and how it will be made good
+   (Saved.problems).
+
+The Drive copy is sent from the outbox: an entry holds names and flags only (the stem, the Drive
+folder to make the Doc in, the Doc's name, when it was queued), never the transcript; the
+interview's file as it is when sent is what goes (its Doc, its row in the folder's "iGot
+interviews" Sheet, its JSON kept in the folder's .igot, the library's voices there). An entry is
+removed once all of it is sent; one that fails stays, and every save that may reach Drive (and
+`igot serve`'s start) sends the whole outbox again, oldest first. Once Drive cannot be reached
+(no network, or still busy after the client's retries) the entries after it are not tried: each
+would wait as long again; they stay for the next try. Entries are read as a stranger's file (a
+planted one naming `../x`, or a link, is removed unsent, with a warning).
+
+Where the interview's Doc is lives in its JSON (info["google_doc"], info["drive"]), written as
+soon as the Doc is made, so any later change, from any path, updates the same Doc, row and kept
+JSON, and a retry never makes a second Doc.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import re
 import stat
 import threading
 import unicodedata
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional
@@ -38,31 +61,58 @@ from igot.speakers import voices as voices_module
 from igot.errors import IgotError
 from igot.outputs import export, highlights, library
 from igot.runtime import changes
+from igot.runtime.files import first_link
 from igot.text import without_controls
 from igot.transcript import Source, Transcript
 
 # What a transcript keeps from the file it replaces: where its Doc is, and when it was made.
 DRIVE_KEYS = ("google_doc", "drive")
+MAX_ENTRY_BYTES = 16 * 1024  # an outbox entry holds names and flags only: a few hundred bytes
+ENTRY_KEYS = {"stem", "folder", "name", "queued"}
+AGAIN = "It will be tried again at the next save or start."
+
+log_warning = logging.getLogger(__name__).warning
 
 
-class DriveUnchanged(IgotError):
-    """The change could not reach the interview's Google Doc, Sheet or kept JSON: nothing changed."""
-
-    @classmethod
-    def of(cls, err: IgotError, asked: bool, doc_restored: bool = True) -> "DriveUnchanged":
-        what = "" if asked else "This interview's Google Doc could not be updated: "
-        if doc_restored:
-            return cls(f"{what}{err.problem} Nothing was changed.", f"{err.fix} Then do it again.".strip())
-        return cls(f"{what}{err.problem} Nothing was changed here, but the Doc may already show the change.",
-                   f"{err.fix} Then do it again to bring everything in step.".strip())
+class DriveBehind(IgotError):
+    """The change is saved here, but its Google Doc, Sheet row or kept JSON in Drive could not be
+    brought up to date: its outbox entry stays, and is sent again at the next save or start."""
 
 
 @dataclass
 class Saved:
+    """What a save made. The Drive copy is sent once the library's lock is let go: a caller that
+    holds the lock around the save reads `transcript`, `doc` and `problems` after letting it go."""
+
     transcript: Transcript  # as written: with its date and, once it is in Drive, where its Doc is
     files: dict[str, Path]  # {format: path}
     library: Path  # OUT/index.html
-    doc: Optional[str] = None  # the Google Doc's link, when the interview is in Drive
+    doc: Optional[str] = None  # the Google Doc's link, when the interview's Drive copy was brought up to date now
+    # What a writer after the commit could not do ({writer's name: what failed, and how it will be
+    # made good}); the change itself is saved.
+    problems: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def drive_problem(self) -> Optional[str]:
+        """Why the interview's Drive copy still shows an earlier version (None: it is up to date, or has none)."""
+        return self.problems.get(DRIVE)
+
+
+@dataclass
+class Committed:
+    """A change of interview `stem` of the library `folder` once it is committed: what the writers
+    after the commit are given, and what they make of it."""
+
+    folder: Path
+    stem: str
+    before: Optional[Transcript]  # the interview as its file was before the change (None: a new one)
+    after: Transcript  # as committed (the Drive writer adds where a new Doc is)
+    remembered: Optional[voices_module.Voices]  # the library's voices after the change (None: unchanged)
+    drive: bool  # whether Drive may be reached now (its outbox sent)
+    service: Any
+    client_secrets: Optional[Path]
+    log: Callable[[str], None]
+    doc: Optional[str] = None
 
 
 def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive_folder: Optional[str] = None,
@@ -70,11 +120,13 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
          service: Any = None, log: Callable[[str], None] = lambda message: None,
          remembered: Optional[voices_module.Voices] = None, replaces: Optional[Transcript] = None,
          known: Iterable[library.Interview] = ()) -> Saved:
-    """Write the transcript's files and the library page, and bring its Drive copy up to date.
+    """Write the transcript's files and the library page, then bring its Drive copy up to date.
 
     `drive_folder`: make the interview's Google Doc there (or update the one it has there).
     Without it, an interview already in Drive has its Doc, Sheet row and kept JSON updated;
-    `drive=False` leaves Drive as it is (they then show the earlier version until the next save).
+    `drive=False` leaves Drive as it is and sends nothing (they then show the earlier version
+    until the next save). A Drive copy that cannot be updated now leaves the change saved here,
+    says why in Saved.problems, and is sent at the next save (its outbox entry).
     `service`: a Drive client (else one is made with the user's sign-in, `client_secrets`).
     `remembered`: the library's voices after this change, as the naming made them
     (igot.speakers.voices.after_naming), written to OUT/.igot/voices.json and its copy in the Drive
@@ -84,62 +136,327 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
     reads only those that changed). `stem`: the interview's stem (the name of its files), when the
     caller knows which interview it changes; None: the one stem_for gives, chosen under the same
     lock as the write, so two runs at once never take one free stem. Saving only writes: it runs
-    no model."""
+    no model. The Drive copy is sent after the library's lock is let go (before this returns, or,
+    when the caller holds the lock, as it lets it go: Saved says so)."""
     with changes.locked(folder):  # no other process changes the folder between reading and writing
-        return _save(t, Path(folder), stem, drive_folder, doc_name, drive, client_secrets, service, log, remembered,
-                     replaces, known)
+        saved, done = _save(t, Path(folder), stem, drive_folder, doc_name, drive, client_secrets, service, log,
+                            remembered, replaces, known)
+        changes.after_unlock(folder, lambda: _followed(saved, done))
+    return saved
 
 
 def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Optional[str], doc_name: Optional[str],
           drive: bool, client_secrets: Optional[Path], service: Any, log: Callable[[str], None],
           remembered: Optional[voices_module.Voices], replaces: Optional[Transcript],
-          known: Iterable[library.Interview]) -> Saved:
+          known: Iterable[library.Interview]) -> tuple[Saved, "Committed"]:
     stem = stem or stem_for(folder, t)
     paths = export.export_paths(folder, stem, export.FORMATS)
     before = replaces if replaces is not None else _readable(paths["json"])
     t = _carried_over(t, before, paths["json"])
-    where = None
+    outgoing = None
     if drive and (drive_folder or isinstance(t.info.get("drive"), dict)):
-        try:
-            from igot.outputs import gdoc  # the Google client is needed only here
+        outgoing = _outgoing(folder, stem, drive_folder, doc_name)
+        changes.own_folder(outbox_path(folder), folder)  # a link planted there: refused, before any file moves
+    # A change of highlights alone writes only the files that show them: the subtitles stay as
+    # they are, and so does the library page (rebuilding it reads every interview: ~0.8 s with 200).
+    exports, marks_only = exports_of(t, before, paths)
 
-            if service is None:
-                service = gdoc.drive_service(gdoc.credentials(client_secrets))
-            where = gdoc.put_doc(service, t, drive_folder or None, doc_name)
-        except IgotError as err:
-            raise DriveUnchanged.of(err, asked=bool(drive_folder)) from None
-        t = where.recorded(t)
-    try:
-        # A change of highlights alone writes only the files that show them: the subtitles stay as
-        # they are, and so does the library page (rebuilding it reads every interview: ~0.8 s with 200).
-        exports, marks_only = exports_of(t, before, paths)
+    def texts() -> Iterator[tuple[Path, str]]:
+        # Each is made while those before it are written: the largest first (the library page),
+        # so that what is left to write when the last is made is small.
+        if not marks_only or not (folder / library.INDEX).is_file():
+            yield folder / library.INDEX, library.library_page(folder, {paths["json"]: t}, known)
+        yield from exports
+        if outgoing is not None:
+            yield entry_path(folder, stem), outgoing.text()
 
-        def texts() -> Iterator[tuple[Path, str]]:
-            # Each is made while those before it are written: the largest first (the library page),
-            # so that what is left to write when the last is made is small.
-            if not marks_only or not (folder / library.INDEX).is_file():
-                yield folder / library.INDEX, library.library_page(folder, {paths["json"]: t}, known)
-            yield from exports
-
-        with export.staged(texts(), folder):
-            if where is not None:
-                gdoc.put_repository(service, t, where, stem)
-                remembered = _voices_to_drive(service, where.folder, folder, remembered)
-    except BaseException as err:
-        if where is None:
-            raise
-        restored = gdoc.take_back(service, where, before)
-        if isinstance(err, IgotError):
-            raise DriveUnchanged.of(err, asked=bool(drive_folder), doc_restored=restored) from None
-        raise
-    if remembered is not None:
-        try:
-            voices_module.save_voices(folder, remembered)
-        except OSError as err:
-            log(f"Voices: the remembered voices could not be written to {voices_module.voices_path(folder)} "
-                f"({err.strerror or err}); name the speakers again once the folder can be written to.")
+    changes.Change(folder, texts()).commit()
+    done = Committed(folder, stem, before, t, remembered, drive, service, client_secrets, log)
+    problems = after_commit(done, locked=True)
     log(f"Library: every interview in {folder}, searchable: {folder / library.INDEX}")
-    return Saved(t, paths, folder / library.INDEX, where.doc if where else None)
+    return Saved(done.after, paths, folder / library.INDEX, done.doc, problems), done
+
+
+def _followed(saved: Saved, done: "Committed") -> None:
+    """The writers that follow the change without the library's lock (Drive), told in `saved`."""
+    saved.problems.update(after_commit(done, locked=False))
+    saved.transcript, saved.doc = done.after, done.doc
+
+
+# --- what follows a change, once it is committed -----------------------------------------------------
+def _write_voices(done: Committed) -> None:
+    """The library's remembered voices, as the naming made them (OUT/.igot/voices.json)."""
+    if done.remembered is None:
+        return
+    try:
+        voices_module.save_voices(done.folder, done.remembered)
+    except OSError as err:
+        raise IgotError(f"The remembered voices could not be written to {voices_module.voices_path(done.folder)} "
+                        f"({err.strerror or err}).", "Name the speakers again once the folder can be written to.") from None
+
+
+def _send_drive(done: Committed) -> None:
+    """Every entry of the library's Drive outbox sent, oldest first (this change's with them):
+    DriveBehind when this interview's could not be."""
+    if not done.drive:
+        return
+    sent = send_outbox(done.folder, service=done.service, client_secrets=done.client_secrets, log=done.log,
+                       ours=done.stem)
+    result = sent.get(done.stem)
+    if isinstance(result, IgotError):
+        raise result
+    if result is not None:
+        done.after, done.doc = result
+
+
+DRIVE = "Google Drive"
+# The writers a committed change is followed by, in this order, each with the name it is said by
+# and whether it runs under the library's lock (a local file) or once the lock is let go (Drive,
+# which may take minutes to answer). Neither undoes the change when it fails: it says what failed
+# and how it will be made good.
+AFTER_COMMIT: tuple[tuple[str, Callable[[Committed], None], bool], ...] = (
+    ("Voices", _write_voices, True),
+    (DRIVE, _send_drive, False),
+)
+
+
+def after_commit(done: Committed, locked: bool) -> dict[str, str]:
+    """Run the writers of AFTER_COMMIT that run under the lock (`locked`), or those that run
+    without it, on the committed change; what each could not do, by its name."""
+    problems = {}
+    for name, write, under_lock in AFTER_COMMIT:
+        if under_lock != locked:
+            continue
+        try:
+            write(done)
+        except IgotError as err:
+            problems[name] = str(err)
+            if name != DRIVE:  # this interview's Drive problem is said by the caller, with its own words
+                done.log(f"{name}: {err}")
+    return problems
+
+
+# --- the Drive outbox: OUT/.igot/outbox/STEM.json, what is still to be sent to each Drive copy -------
+@dataclass(frozen=True)
+class Outgoing:
+    """What to send to interview `stem`'s Drive copy: names and flags, never the transcript (the
+    interview's file as it is when sent is what is sent)."""
+
+    stem: str
+    folder: Optional[str]  # the Drive folder (link, id or path) to make its Doc in; None: the Doc it has
+    name: Optional[str]  # the Doc's name asked for; None: the one it has (else the title)
+    queued: str  # when it was first queued (UTC, ISO): the outbox is sent oldest first
+
+    def text(self) -> str:
+        return json.dumps({"stem": self.stem, "folder": self.folder, "name": self.name, "queued": self.queued},
+                          ensure_ascii=False)
+
+
+def outbox_path(folder: Path) -> Path:
+    return Path(folder) / changes.STATE / changes.OUTBOX
+
+
+def entry_path(folder: Path, stem: str) -> Path:
+    return outbox_path(folder) / f"{stem}.json"
+
+
+def _outgoing(folder: Path, stem: str, drive_folder: Optional[str], doc_name: Optional[str]) -> Outgoing:
+    """This save's entry: the folder and name asked now, else those an entry still waiting asked
+    (a Doc asked for while Drive was down is still made in that folder), queued when that was."""
+    waiting = None
+    path = entry_path(folder, stem)
+    if path.exists() or path.is_symlink():
+        try:
+            waiting = _entry(Library(folder), path)
+        except ValueError:
+            waiting = None  # replaced by this one
+    now = datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return Outgoing(stem, drive_folder or (waiting.folder if waiting else None),
+                    doc_name or (waiting.name if waiting else None), waiting.queued if waiting else now)
+
+
+def _entry(lib: "Library", path: Path) -> Outgoing:
+    """The outbox entry in `path`, read as a stranger's file: a regular file (never through a link,
+    nor a pipe), small, of the very shape _outgoing writes, for an interview of the library under
+    its own name; ValueError says what is not."""
+    try:
+        handle = os.open(path, os.O_RDONLY | changes.NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:  # a link (ELOOP), or unreadable
+        raise ValueError(f"it cannot be read ({err.strerror or err})") from None
+    with os.fdopen(handle, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ValueError("it is not a file")
+        data = f.read(MAX_ENTRY_BYTES + 1)
+    if len(data) > MAX_ENTRY_BYTES:
+        raise ValueError(f"it is over {MAX_ENTRY_BYTES // 1024} kB")
+    try:
+        given = json.loads(data.decode("utf-8"))
+    except ValueError as err:
+        raise ValueError(f"it is not JSON ({err})") from None
+    if not isinstance(given, dict) or set(given) != ENTRY_KEYS:
+        raise ValueError("it is not an entry iGot writes")
+    stem = given["stem"]
+    if not isinstance(stem, str) or path.name != f"{stem}.json":
+        raise ValueError(f"{str(stem)[:200]!r} is not the interview its name says")
+    try:
+        lib.path_of(stem)
+    except LibraryError:
+        raise ValueError(f"{stem[:200]!r} is no interview of the library") from None
+    for key in ("folder", "name"):
+        value = given[key]
+        if value is not None and (not isinstance(value, str) or not value or len(value) > 2000
+                                  or without_controls(value) != value):
+            raise ValueError(f"its {key} is not a name")
+    if not isinstance(given["queued"], str) or len(given["queued"]) > 64:
+        raise ValueError("it does not say when it was queued")
+    return Outgoing(stem, given["folder"], given["name"], given["queued"])
+
+
+def outbox(folder: Path | str) -> list[Outgoing]:
+    """The entries of the library's Drive outbox, oldest first. An entry no iGot wrote (another
+    shape, an interview not of the library, a link) is removed, said as a warning: none is sent.
+    Call under the library's lock."""
+    folder = Path(folder).resolve()
+    box = outbox_path(folder)
+    link = first_link(box, folder)
+    if link is not None:
+        log_warning("iGot did not read the Drive outbox %s: %s is a link. Remove it: iGot makes the folder anew.", box, link)
+        return []
+    try:
+        names = sorted(os.listdir(box))
+    except OSError:  # none yet
+        return []
+    lib, found = Library(folder), []
+    for name in names:
+        if name.startswith("."):  # an entry being written (a change's temp)
+            continue
+        path = box / name
+        try:
+            found.append(_entry(lib, path))
+        except ValueError as err:
+            log_warning("iGot discarded the Drive outbox entry %s: %s. No iGot writes such an entry, so nothing was sent "
+                        "for it, and it was removed.", path, err)
+            try:
+                path.unlink()  # a link is removed, never what it leads to
+            except OSError:
+                pass  # a folder planted there: left, and never read
+    return sorted(found, key=lambda e: (e.queued, e.stem))
+
+
+def send_outbox(folder: Path | str, service: Any = None, client_secrets: Optional[Path] = None,
+                log: Callable[[str], None] = lambda message: None, ours: Optional[str] = None,
+                credentials: Optional[Callable[[], Any]] = None) -> dict[str, "tuple[Transcript, str] | IgotError"]:
+    """Send every entry of the library's Drive outbox, oldest first: the interview's Doc made or
+    updated from its file as it is now, its Sheet row, its kept JSON and the library's voices in the
+    Drive folder; a new Doc recorded in the interview's JSON (the next try updates it, never makes a
+    second); the entry removed once all is sent, unless the interview changed meanwhile (then that
+    version is sent next time). An entry that fails stays, for the next save or start; once Drive
+    cannot be reached (gdoc.Unreachable: no network, or busy after the client's retries, about a
+    minute a request) the entries after it are not tried now, and stay. The library's lock is held
+    only to read and write its files, not while Drive answers (store.save sends once it let it go;
+    call it without holding the lock). One sender at a time (changes.sending): a second waits for
+    the first, then sends what is left.
+    `credentials`: how to sign in (else gdoc.credentials(client_secrets)). By stem: (the transcript
+    as recorded, the Doc's link), or the DriveBehind saying why; those of other interviews than
+    `ours` are said through `log` too."""
+    folder = Path(folder).resolve()
+    with changes.sending(folder):  # one sender at a time: the others wait, then send what is left
+        return _send_outbox(folder, service, client_secrets, log, ours, credentials)
+
+
+def _send_outbox(folder: Path, service: Any, client_secrets: Optional[Path], log: Callable[[str], None],
+                 ours: Optional[str], credentials: Optional[Callable[[], Any]]) -> dict[str, "tuple[Transcript, str] | IgotError"]:
+    sent: dict[str, tuple[Transcript, str] | IgotError] = {}
+    with changes.locked(folder):
+        entries = outbox(folder)
+    if not entries:
+        return sent
+    try:
+        from igot.outputs import gdoc  # the Google client is needed only here
+
+        if service is None:
+            service = gdoc.drive_service(credentials() if credentials else gdoc.credentials(client_secrets))
+    except IgotError as err:
+        for entry in entries:
+            sent[entry.stem] = _behind(folder, entry, err)
+    else:
+        unreachable: Optional[tuple[str, IgotError]] = None
+        for entry in entries:
+            if unreachable is not None:  # each would wait as long, and fail alike: left for the next try
+                stem, err = unreachable
+                sent[entry.stem] = _behind(folder, entry, IgotError(
+                    f"not tried: Google Drive did not answer for interview '{stem}' just before: {err.problem}", err.fix))
+                continue
+            try:
+                sent[entry.stem] = _send(folder, entry, service, gdoc)
+            except gdoc.Unreachable as err:
+                sent[entry.stem] = _behind(folder, entry, err)
+                unreachable = entry.stem, err
+            except IgotError as err:
+                sent[entry.stem] = _behind(folder, entry, err)
+            except Exception as err:  # noqa: BLE001  an answer Drive should not give: said, and the next entry sent
+                sent[entry.stem] = _behind(folder, entry, IgotError(
+                    f"Google Drive answered what iGot did not expect ({type(err).__name__}: {err}).",
+                    "If it happens again, report it."))
+    for stem, result in sent.items():
+        if stem != ours and isinstance(result, IgotError):
+            log(f"{DRIVE}: interview '{stem}': {result}")
+    return sent
+
+
+def _behind(folder: Path, entry: Outgoing, err: IgotError) -> DriveBehind:
+    made = isinstance(_source_info(folder / f"{entry.stem}.json").get("google_doc"), str)
+    return DriveBehind(f"Saved here; the Google Doc was not {'updated' if made else 'made'} "
+                       f"({err.problem.rstrip('.')}). {AGAIN}", err.fix)
+
+
+def _source_info(path: Path) -> dict:
+    try:
+        info = orjson.loads(path.read_bytes()).get("info")
+        return info if isinstance(info, dict) else {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _send(folder: Path, entry: Outgoing, service: Any, gdoc: Any) -> tuple[Transcript, str]:
+    path = folder / f"{entry.stem}.json"
+    with changes.locked(folder):
+        version, t = _read(path)
+    where = gdoc.put_doc(service, t, entry.folder, entry.name)
+    with changes.locked(folder):
+        # Where the Doc is, in the interview's JSON at once (as its file is now): a later try
+        # updates this Doc, never makes a second. Nothing else shows it: the exports and the
+        # library page stay as they are.
+        now_version, now = _read(path)
+        recorded = where.recorded(now)
+        if recorded.info != now.info:
+            text = recorded.to_json()
+            changes.Change(folder, {path: text}).commit()
+            if now_version == version:  # the file sent, with where its Doc is
+                version = version_of(text.encode("utf-8"))
+    gdoc.put_repository(service, where.recorded(t), where, entry.stem)
+    kept = _voices_to_drive(service, where.folder, folder)
+    with changes.locked(folder):
+        if kept is not None:
+            try:
+                voices_module.save_voices(folder, kept)
+            except OSError:
+                pass  # the Drive folder is noted again at the next send
+        current, now = _read(path)
+        if current == version:  # else the interview changed meanwhile: its entry stays, for that version
+            entry_path(folder, entry.stem).unlink(missing_ok=True)
+    return now, where.doc
+
+
+def _read(path: Path) -> tuple[str, Transcript]:
+    """The interview's file as it is now: its version and its transcript."""
+    try:
+        data = path.read_bytes()
+        return version_of(data), Transcript.from_json(data.decode("utf-8"))
+    except IgotError as err:
+        raise IgotError(f"{path.name} cannot be sent: {err.problem}", err.fix) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise IgotError(f"{path.name} cannot be read ({err}).", library.REDO[0].upper() + library.REDO[1:] + ".") from None
 
 
 def exports_of(t: Transcript, before: Optional[Transcript], paths: dict[str, Path]) -> tuple[Iterator[tuple[Path, str]], bool]:
@@ -151,21 +468,20 @@ def exports_of(t: Transcript, before: Optional[Transcript], paths: dict[str, Pat
     return ((paths[fmt], text) for fmt, text in export.rendered(t, formats)), marks_only
 
 
-def _voices_to_drive(service: Any, folder_id: str, folder: Path,
-                     remembered: Optional[voices_module.Voices]) -> Optional[voices_module.Voices]:
+def _voices_to_drive(service: Any, folder_id: str, folder: Path) -> Optional[voices_module.Voices]:
     """The library's voices kept beside the interview in its Drive folder (.igot/voices.json), so a
     later Colab session recognises them too; returns the voices to write here, when they changed
     (the first time, with those Drive already kept, and the Drive folder noted for forgetting)."""
     from igot.outputs import gdoc
 
     try:
-        voices = remembered if remembered is not None else voices_module.load_voices(folder)
+        voices = voices_module.load_voices(folder)
     except IgotError:
-        return remembered  # an unreadable file stays here, and is not copied
+        return None  # an unreadable file stays here, and is not copied
     if not voices.people and folder_id not in voices.drive:
-        return remembered
+        return None
     kept = gdoc.put_voices(service, folder_id, voices)
-    return kept if remembered is not None or kept != voices else None
+    return kept if kept != voices else None
 
 
 def _readable(path: Path) -> Optional[Transcript]:

@@ -23,7 +23,8 @@ class RunResult:
     seconds: float  # processing time
     audio: Optional[Path] = None  # the 16 kHz WAV the stages read, for listening to speakers
     doc: Optional[str] = None  # the Google Doc's link, when the interview is in Drive
-    # Why the Google Doc asked for (RunOptions.drive_folder) was not made; the files are written.
+    # Why the interview's Google Doc was not made or updated now (store.Saved.drive_problem): the files are
+    # written, and the Doc is sent from the library's Drive outbox at the next save or start.
     drive_problem: Optional[str] = None
 
     @property

@@ -437,35 +437,35 @@ def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, second
     # The stem is chosen, and taken by the files written, under one hold of the library's lock: a
     # run beside this one (another `igot serve`, `igot run`) with the same title finds it taken.
     with changes.locked(out_dir):
-        return _save(ctx, t, source_text, out_dir, seconds, wav, windows, meaning)
+        saved = _save(ctx, t, source_text, out_dir, wav, windows, meaning)
+    if saved is None:
+        return RunResult(t, {}, seconds, wav)
+    # Read once the lock is let go: the Drive copy is sent then (store.save), not while it is held.
+    return RunResult(saved.transcript, saved.files, seconds, wav, doc=saved.doc, drive_problem=saved.drive_problem)
 
 
-def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, seconds: float, wav: Path,
-          windows: Optional[voices.VoiceWindows], meaning: Optional[embed.PhraseEmbeddings]) -> RunResult:
+def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, wav: Path,
+          windows: Optional[voices.VoiceWindows], meaning: Optional[embed.PhraseEmbeddings]) -> Optional[store.Saved]:
+    """The save of the run, under the library's lock; None when no speech was found and the earlier
+    transcript of the recording is kept."""
     stem = store.stem_for(out_dir, t)
     if not t.phrases:
         earlier = out_dir / f"{stem}.json"
         if earlier.exists():  # this recording's interview, made before
             ctx.log(f"No speech found in '{source_text}'. The earlier transcript {earlier} was kept as it was; "
                     "check that the file has someone talking.")
-            return RunResult(t, {}, seconds, wav)
+            return None
         ctx.log(f"No speech found in '{source_text}': the transcript is empty. Check that the file has someone talking.")
     options = ctx.options
     _keep_corrections(out_dir / f"{stem}.json", options.force)
     remembered = voices.after_naming(t, out_dir, stem, windows, log=ctx.log) if options.voices else None
     asked = options.drive_folder if t.phrases else None
-    try:
-        saved = store.save(t, out_dir, stem, drive_folder=asked, doc_name=options.name, drive=options.drive,
-                           client_secrets=options.client_secrets, log=ctx.log, remembered=remembered)
-    except store.DriveUnchanged as err:
-        if not asked:
-            raise
-        # The Doc asked for could not be made: the files are still written, and the run says why.
-        saved = store.save(t, out_dir, stem, drive=False, log=ctx.log, remembered=remembered)
-        _keep_meaning(saved.files, meaning)
-        return RunResult(saved.transcript, saved.files, seconds, wav, drive_problem=str(err))
+    # The files are written whatever Drive answers; a Doc asked for that cannot be made now is
+    # left in the library's Drive outbox, made at the next save or start, and the run says why.
+    saved = store.save(t, out_dir, stem, drive_folder=asked, doc_name=options.name, drive=options.drive,
+                       client_secrets=options.client_secrets, log=ctx.log, remembered=remembered)
     _keep_meaning(saved.files, meaning)
-    return RunResult(saved.transcript, saved.files, seconds, wav, doc=saved.doc)
+    return saved
 
 
 def _keep_corrections(path: Path, force: bool) -> None:

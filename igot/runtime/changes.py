@@ -3,7 +3,9 @@
 Two `igot serve` on one folder, `igot tags rename` beside a server, a notebook cell and a run can
 all change the same files. `locked(folder)` is the one lock around every check-then-write: an OS
 file lock on OUT/.igot/lock (released by the OS when a process dies, even by kill -9), taken once
-per process and thread (re-entrant within a thread).
+per process and thread (re-entrant within a thread). What must follow a change but not hold the
+lock while it waits (the Drive copy, igot.outputs.store) is given to `after_unlock`: it runs once
+this thread lets the lock go, also when a caller holds it around the change.
 
 `Change` writes several files all or nothing, also when the process is killed half way: every new
 text goes to a temp file beside its place (on disk), the old files are kept as hard links (in
@@ -36,7 +38,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Optional
+from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from igot.errors import IgotError
 from igot.runtime.files import STATE, check_no_link, first_link, write_atomic, write_temp
@@ -44,6 +46,8 @@ from igot.runtime.files import STATE, check_no_link, first_link, write_atomic, w
 LOCK = "lock"
 JOURNAL = "changing.json"
 EMBEDDINGS = "embeddings"  # the phrases' vectors of each interview (igot.search.embed), named by its stem
+OUTBOX = "outbox"  # what is still to be sent to each interview's Drive copy (igot.outputs.store), named by its stem
+SENDING = "sending"  # held (an OS file lock) by the one sending the outbox (igot.outputs.store.send_outbox)
 OLD = "old"  # where a change keeps the files it replaces (hard links) until it is made
 LEFT_OLD = 60.0  # seconds after which an old file there was left by a killed process
 WAIT = 60.0  # seconds to wait for another process's change (a Drive save can take this long)
@@ -68,6 +72,8 @@ class _Held:
     thread_lock: threading.RLock = field(default_factory=threading.RLock)
     depth: int = 0
     handle: Optional[int] = None
+    owner: Optional[int] = None  # the thread holding it (threading.get_ident)
+    after: list[Callable[[], None]] = field(default_factory=list)  # to run once it lets go (after_unlock)
 
 
 _held: dict[str, _Held] = {}
@@ -213,6 +219,7 @@ def locked(folder: Path | str) -> Iterator[None]:
     folder = Path(folder).resolve()
     with _held_guard:
         held = _held.setdefault(str(folder), _Held())
+    later: list[Callable[[], None]] = []
     with held.thread_lock:
         if held.depth == 0:
             path = lock_path(folder)
@@ -230,13 +237,60 @@ def locked(folder: Path | str) -> Iterator[None]:
             except BaseException:
                 _release(held)
                 raise
+            held.owner = threading.get_ident()
         held.depth += 1
         try:
             yield
         finally:
             held.depth -= 1
             if held.depth == 0:
+                later, held.after = held.after, []
+                held.owner = None
                 _release(held)
+    # Let go by this process and this thread: what was to follow runs now, unless the block failed
+    # (the change it followed may not be made; what it was to send stays where it waits).
+    for run in later:
+        run()
+
+
+def holds(folder: Path | str) -> bool:
+    """Whether this thread holds the library's lock."""
+    held = _held.get(str(Path(folder).resolve()))
+    return held is not None and held.depth > 0 and held.owner == threading.get_ident()
+
+
+@contextmanager
+def sending(folder: Path | str) -> Iterator[None]:
+    """Hold the library's sender lock (OUT/.igot/sending): one process and thread at a time sends
+    its Drive outbox (two would each send an entry, and the older version could reach Drive last,
+    or a Doc be made twice). Waits for the one sending, however long Drive takes to answer it, but
+    never under the library's lock (the sender takes it to read and write the files)."""
+    folder = Path(folder).resolve()
+    if holds(folder):
+        raise RuntimeError("The Drive outbox is sent with the library's lock let go (changes.after_unlock).")
+    path = folder / STATE / SENDING
+    own_folder(path.parent, folder)
+    check_no_link(path, folder)
+    handle = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o666)  # its own open: threads exclude each other too
+    try:
+        while not _try_lock(handle):
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            _os_unlock(handle)
+    finally:
+        os.close(handle)
+
+
+def after_unlock(folder: Path | str, run: Callable[[], None]) -> None:
+    """`run` once this thread has let the library's lock go (its outermost `locked`), when the
+    block holding it ends without an error; now when this thread does not hold it. For what follows
+    a change and may wait long (Drive): other processes and threads change the library meanwhile."""
+    if holds(folder):
+        _held[str(Path(folder).resolve())].after.append(run)
+    else:
+        run()
 
 
 def _release(held: _Held) -> None:
@@ -323,13 +377,15 @@ def _entries(folder: Path, journal: object) -> list[tuple[Path, Optional[Path], 
 
 
 def _library_file(given: object) -> Path:
-    """A file a change may write: one of the library's own (OUT/NAME), or of its .igot (not the
-    lock, the journal or the old files' folder); relative, no `..`."""
+    """A file a change may write: one of the library's own (OUT/NAME), of its .igot (not the
+    lock, the journal or the old files' folder), or an entry of its Drive outbox
+    (OUT/.igot/outbox/NAME); relative, no `..`."""
     path = Path(given) if isinstance(given, str) else None
     parts = path.parts if path is not None and not path.anchor else ()  # an anchor: / or C:
     in_library = len(parts) == 1 and parts[0] != STATE
-    in_state = len(parts) == 2 and parts[0] == STATE and parts[1] not in (LOCK, JOURNAL, OLD)
-    if not (in_library or in_state) or any(p in (".", "..") for p in parts):
+    in_state = len(parts) == 2 and parts[0] == STATE and parts[1] not in (LOCK, JOURNAL, OLD, OUTBOX, SENDING)
+    in_outbox = len(parts) == 3 and parts[:2] == (STATE, OUTBOX)
+    if not (in_library or in_state or in_outbox) or any(p in (".", "..") for p in parts):
         raise ValueError(f"{str(given)[:200]!r} is not a file of the library")
     return path
 

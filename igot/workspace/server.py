@@ -29,7 +29,7 @@ import orjson
 from igot.asr import glossary
 from igot.errors import IgotError, install_hint
 from igot.media import audio
-from igot.outputs import corrections, highlights, review
+from igot.outputs import corrections, highlights, review, store
 from igot.search import ask
 from igot.summary.summarize import DEFAULT_PROMPT
 from igot.speakers import voices
@@ -607,6 +607,34 @@ def start(folder: Path | str, port: int = 0, origins: Sequence[str] = (), frame_
     return Running(f"http://127.0.0.1:{port}/", port, server, thread, door.token, queue)
 
 
+def send_waiting(folder: Path, log: Callable[[str], None] = print) -> None:
+    """The library's Drive outbox sent at the start (igot.outputs.store.send_outbox), from a thread:
+    with the sign-in saved on this computer only, never asking for one (nobody may be at the
+    browser); without one, the entries wait for the next save that reaches Drive."""
+    try:
+        with Library(folder).locked():
+            waiting = store.outbox(folder)
+        if not waiting:
+            return
+        try:
+            from igot.outputs import gdoc
+
+            creds = gdoc.saved_credentials()
+        except IgotError:  # Google's client libraries are not installed
+            creds = None
+        if creds is None:
+            one = len(waiting) == 1
+            log(f"Google Drive: {len(waiting)} interview{'s' * (not one)} wait{'s' * one} to be sent to Google Drive, "
+                f"at the next igot run or igot rename that reaches it (this computer has no saved Google sign-in).")
+            return
+        sent = store.send_outbox(folder, credentials=lambda: creds, log=log)
+        done = [stem for stem, result in sent.items() if not isinstance(result, IgotError)]
+        if done:
+            log(f"Google Drive: brought up to date: {', '.join(done)}.")
+    except (IgotError, OSError) as err:  # the workspace serves the library all the same
+        log(f"Google Drive: the interviews waiting were not sent ({err}).")
+
+
 def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = True,
           log: Callable[[str], None] = print, embedding_model: Optional[str] = None, llm_model: Optional[str] = None,
           use_llm: bool = True, device: str = "auto", run_options: Optional[RunOptions] = None,
@@ -625,6 +653,7 @@ def serve(folder: Path | str, port: int = DEFAULT_PORT, open_browser: bool = Tru
     gc.freeze()  # the library just read is kept for the server's life (SETTLE_AFTER)
     log(f"Workspace: {len(interviews)} interview{'s' * (len(interviews) != 1)} in {lib.folder}, at {url} "
         "(only this computer can open it; Ctrl+C stops it)")
+    threading.Thread(target=send_waiting, args=(lib.folder, log), daemon=True, name="igot-drive-outbox").start()
     models = Models(lib.folder, embedding_model, llm_model, use_llm, device)  # its pool is the queue's too
     server = _server(lib, Door(sock.getsockname()[1]), (), models, Queue(lib, run_options, log, recording_folders, models.pool))
     if open_browser:
