@@ -149,10 +149,10 @@ def test_a_planted_entry_naming_another_place_or_through_a_link_is_discarded_uns
 def test_a_change_journal_may_name_an_outbox_entry_and_nothing_beside_it():
     """A commit killed half way is finished from its journal: the outbox entry it wrote is one of
     the library's own files; a path climbing out of the outbox is not."""
-    assert changes._library_file(".igot/outbox/joana.json")
+    assert changes.library_file(".igot/outbox/joana.json")
     for bad in (".igot/outbox/../lock", ".igot/outbox/a/b.json", ".igot/outbox", ".igot/sending"):
         with pytest.raises(ValueError):
-            changes._library_file(bad)
+            changes.library_file(bad)
 
 
 def test_an_interview_changed_while_it_is_sent_stays_in_the_outbox(library, sleeps, monkeypatch):
@@ -204,12 +204,12 @@ class Gated(Recorder):
 
     def __init__(self, folder: Path, responses):
         super().__init__(responses)
-        self.held = changes._held.setdefault(str(folder.resolve()), changes._Held())
+        self.folder = folder
         self.asked, self.go = threading.Event(), threading.Event()
         self.under_lock: list[bool] = []
 
     def request(self, *args, **kwargs):
-        self.under_lock.append(self.held.depth > 0)
+        self.under_lock.append(changes.holds(self.folder))
         self.asked.set()
         self.go.wait(30)
         return super().request(*args, **kwargs)

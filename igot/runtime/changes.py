@@ -358,7 +358,7 @@ def _entries(folder: Path, journal: object) -> list[tuple[Path, Optional[Path], 
         if not isinstance(entry, dict) or set(entry) != {"path", "temp", "backup", "remove"} \
                 or entry["remove"] is not (entry["temp"] is None):
             raise ValueError(f"{str(entry)[:200]} is not a file a change writes")
-        path = _library_file(entry["path"])
+        path = library_file(entry["path"])
         temp = _named(entry["temp"], path.parent, TEMP_NAME, path.name)
         backup = _named(entry["backup"], Path(STATE, OLD), OLD_NAME, path.name)
         for given in (path, temp, backup):
@@ -376,7 +376,7 @@ def _entries(folder: Path, journal: object) -> list[tuple[Path, Optional[Path], 
     return entries
 
 
-def _library_file(given: object) -> Path:
+def library_file(given: object) -> Path:
     """A file a change may write: one of the library's own (OUT/NAME), of its .igot (not the
     lock, the journal or the old files' folder), or an entry of its Drive outbox
     (OUT/.igot/outbox/NAME); relative, no `..`."""
