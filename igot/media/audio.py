@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import re
 import shutil
@@ -23,7 +22,7 @@ from typing import Optional
 import numpy as np
 
 from igot.errors import IgotError
-from igot.media.recording import FORMAT_WHITELIST
+from igot.media.recording import FORMAT_WHITELIST, probed_seconds
 from igot.runtime.progress import Bar, Progress
 
 SAMPLE_RATE = 16000
@@ -82,8 +81,8 @@ def probe(media: Path) -> Probed:
         raise _unreadable(media, b"", probed=None) from None
     streams = [s for s in found.get("streams", []) if isinstance(s, dict)]
     audio = [s for s in streams if s.get("codec_type") == "audio"]
-    lengths = [x for x in [_seconds(found["format"].get("duration"))] + [_seconds(s.get("duration")) for s in audio]
-               if x is not None]
+    said = [found["format"].get("duration")] + [s.get("duration") for s in audio]
+    lengths = [x for x in map(probed_seconds, said) if x is not None]
     return Probed(demuxer, max(lengths) if lengths else None, len(audio))
 
 
@@ -373,14 +372,6 @@ def _what(demuxer: str) -> str:
                    "pjs", "realtext", "vplayer", "lrc"):
         return "subtitles"
     return f"a '{demuxer}' file"
-
-
-def _seconds(text: object) -> Optional[float]:
-    try:
-        value = float(text)  # type: ignore[arg-type]
-    except (TypeError, ValueError):  # "N/A": a stream without a known length
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
 
 
 def _hours(seconds: float) -> str:

@@ -127,11 +127,13 @@ def _lengths(path: str, size: int, mtime_ns: int) -> Optional[tuple[float, ...]]
     streams = [s for s in found.get("streams", []) if isinstance(s, dict) and s.get("codec_type") == "audio"]
     if not streams:
         return None  # no sound: nothing a run could have transcribed
-    lengths = [_seconds(found.get("format", {}).get("duration"))] + [_seconds(s.get("duration")) for s in streams]
+    said = [found.get("format", {}).get("duration")] + [s.get("duration") for s in streams]
+    lengths = [probed_seconds(x) for x in said]
     return tuple(x for x in lengths if x is not None)
 
 
-def _seconds(text: object) -> Optional[float]:
+def probed_seconds(text: object) -> Optional[float]:
+    """A length ffprobe printed, in seconds; None when it is not one ("N/A", negative, not finite)."""
     try:
         value = float(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):  # "N/A": a stream without a known length
