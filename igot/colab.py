@@ -17,7 +17,7 @@ import numpy as np
 from igot.asr.transcribe import GPU_MODEL
 from igot.errors import IgotError
 from igot.media.audio import SAMPLE_RATE, read_window
-from igot.outputs import corrections, store
+from igot.outputs import corrections, stems, store
 from igot.pipeline import OUT_DIR, Models, RunOptions, RunResult, run
 from igot.speakers import phrases, voices
 from igot.text import format_clock
@@ -262,7 +262,7 @@ def _place(result: RunResult) -> tuple[Path, str]:
     if result.files:
         path = next(iter(result.files.values()))
         return path.parent, path.stem
-    return workspace() / OUT_DIR, store.stem_for(workspace() / OUT_DIR, result.transcript)  # its recording's, when kept
+    return workspace() / OUT_DIR, stems.stem_for(workspace() / OUT_DIR, result.transcript)  # its recording's, when kept
 
 
 def name_speakers(result: RunResult, names: str) -> RunResult:

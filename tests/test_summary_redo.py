@@ -74,7 +74,7 @@ def test_the_prompt_round_trip_kept_for_the_library_and_back_to_the_default(clie
     assert first["text"] == "" and first["default"] == DEFAULT_PROMPT and first["problem"] is None
     saved = client.put("/api/summary-prompt", json={"text": EDITED, "version": first["version"]}).json()
     assert saved["text"] == EDITED and saved["version"] != first["version"]
-    assert (folder / store.PROMPT_FILE).read_text(encoding="utf-8") == EDITED
+    assert (folder / library.PROMPT_FILE).read_text(encoding="utf-8") == EDITED
     assert client.get("/api/summary-prompt").json() == saved
 
     # A page that read the prompt before (another tab) is refused, and nothing changes.
@@ -85,10 +85,10 @@ def test_the_prompt_round_trip_kept_for_the_library_and_back_to_the_default(clie
 
     # The default itself, or nothing, is no prompt of the library's: the file goes.
     back = client.put("/api/summary-prompt", json={"text": DEFAULT_PROMPT + "\n", "version": saved["version"]}).json()
-    assert back["text"] == "" and not (folder / store.PROMPT_FILE).exists()
+    assert back["text"] == "" and not (folder / library.PROMPT_FILE).exists()
     client.put("/api/summary-prompt", json={"text": EDITED, "version": back["version"]})
     empty = client.put("/api/summary-prompt", json={"text": "  \n", "version": client.get("/api/summary-prompt").json()["version"]})
-    assert empty.json()["text"] == "" and not (folder / store.PROMPT_FILE).exists()
+    assert empty.json()["text"] == "" and not (folder / library.PROMPT_FILE).exists()
 
 
 @pytest.mark.parametrize("text,words", [
@@ -116,10 +116,10 @@ def test_a_bad_prompt_is_refused_in_one_line_and_nothing_is_written(client, fold
 ])
 def test_a_strangers_prompt_file_is_not_used_and_says_why(tmp_path, data, words):
     lib = Library(tmp_path)
-    (tmp_path / store.PROMPT_FILE).write_bytes(data)
+    (tmp_path / library.PROMPT_FILE).write_bytes(data)
     kept = lib.kept_prompt()
-    assert kept.text == "" and words in kept.problem and str(tmp_path / store.PROMPT_FILE) in kept.problem
-    with pytest.raises(IgotError, match=store.PROMPT_FILE):
+    assert kept.text == "" and words in kept.problem and str(tmp_path / library.PROMPT_FILE) in kept.problem
+    with pytest.raises(IgotError, match=library.PROMPT_FILE):
         lib.prompt_at(kept.version)  # the summary is not written with iGot's default in its place, unasked
     assert lib.set_prompt(EDITED, kept.version).text == EDITED  # a save replaces it
 
@@ -129,7 +129,7 @@ def test_a_link_as_the_prompt_file_is_not_followed(tmp_path):
     secret.write_text("Summarise {transcript} and the secret.", encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
-    (out / store.PROMPT_FILE).symlink_to(secret)
+    (out / library.PROMPT_FILE).symlink_to(secret)
     kept = Library(out).kept_prompt()
     assert kept.text == "" and "is a link" in kept.problem
 
@@ -156,7 +156,7 @@ def test_igot_run_writes_with_the_librarys_prompt_unless_given_one(tmp_path):
     written.save(tmp_path / "summary.json")
     assert summary(ctx, t).summary == written.summary and "Summary: reusing the finished summary" in lines
 
-    (tmp_path / store.PROMPT_FILE).write_bytes(b"\xff")  # damaged: the run goes on with the default, and says so
+    (tmp_path / library.PROMPT_FILE).write_bytes(b"\xff")  # damaged: the run goes on with the default, and says so
     assert plan(RunOptions()).summary_prompt is None
     assert any(line.startswith("Summary: written with iGot's default prompt this time") for line in lines)
 
@@ -300,7 +300,7 @@ def test_in_the_browser_redo_the_summary_with_an_edited_prompt(browser, folder, 
         shot(page, "workspace-summary-writing.png")
         wait_for(page, "!document.querySelector('.summary-editor:not([hidden])')"
                        " && !document.querySelector('.summary-status').textContent", timeout=240)
-        assert (folder / store.PROMPT_FILE).read_text(encoding="utf-8") == EDITED
+        assert (folder / library.PROMPT_FILE).read_text(encoding="utf-8") == EDITED
         t = Transcript.load(folder / "joana.json")
         assert t.summary and t.summary[0].text != OLD
         assert_every_export_holds(folder, t.summary)

@@ -28,6 +28,7 @@ from igot.text import clean_text, format_clock
 from igot.transcript import SCHEMA_VERSION, Transcript, problem
 
 INDEX = "index.html"
+PROMPT_FILE = "summary-prompt.txt"  # in the library folder: the prompt its summaries are written with
 CACHE = Path(".igot") / "library-cache.json"
 CACHE_VERSION = 3  # 2: per file [stamp, search data, why it was skipped]; 3: read by transcript.problem()
 SUMMARY_POINTS = 3  # how many summary points each entry shows

@@ -44,10 +44,8 @@ import hashlib
 import json
 import logging
 import os
-import re
 import stat
 import threading
-import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -59,11 +57,11 @@ import orjson
 from igot.asr import glossary as glossary_module
 from igot.speakers import voices as voices_module
 from igot.errors import IgotError
-from igot.outputs import export, highlights, library
+from igot.outputs import export, highlights, library, stems
 from igot.runtime import changes
 from igot.runtime.files import first_link
 from igot.text import without_controls
-from igot.transcript import Source, Transcript
+from igot.transcript import Transcript
 
 # What a transcript keeps from the file it replaces: where its Doc is, and when it was made.
 DRIVE_KEYS = ("google_doc", "drive")
@@ -149,7 +147,7 @@ def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Option
           drive: bool, client_secrets: Optional[Path], service: Any, log: Callable[[str], None],
           remembered: Optional[voices_module.Voices], replaces: Optional[Transcript],
           known: Iterable[library.Interview]) -> tuple[Saved, "Committed"]:
-    stem = stem or stem_for(folder, t)
+    stem = stem or stems.stem_for(folder, t)
     paths = export.export_paths(folder, stem, export.FORMATS)
     before = replaces if replaces is not None else _readable(paths["json"])
     t = _carried_over(t, before, paths["json"])
@@ -497,7 +495,7 @@ def _carried_over(t: Transcript, before: Optional[Transcript], path: Path) -> Tr
     rename in a later session starts from a run that never saw the Doc), its date, and its
     highlights (a re-run makes none: None keeps the file's). Nothing of a file that holds another
     recording: its highlights mark moments of other words, its Doc is that recording's."""
-    if before is not None and _other_recording(before.source, t.source):
+    if before is not None and stems.other_recording(before.source, t.source):
         before = None
     earlier = before.info if before is not None else {}
     info = {**{k: earlier[k] for k in DRIVE_KEYS if k in earlier}, **t.info}
@@ -512,108 +510,6 @@ def _carried_over(t: Transcript, before: Optional[Transcript], path: Path) -> Tr
         info["created"] = earlier.get("created") or when.isoformat(timespec="seconds").replace("+00:00", "Z")
     highlights = t.highlights if t.highlights is not None or before is None else before.highlights
     return replace(t, info=info, highlights=highlights)
-
-
-# --- an interview's stem: the name of its files ------------------------------------------------------
-def stem_for(folder: Path | str, t: Transcript) -> str:
-    """The stem `t` is saved under in the library `folder`: the one its recording already has
-    there under this title (running the same file or link again updates its interview), else a
-    new one that nothing in the folder holds: the title's slug (export.slugify), "-2", "-3" … after
-    it when taken. Taken: any file named STEM or STEM.anything (an interview's exports, the user's
-    own plan.docx), the phrases' vectors kept for STEM, and the names of iGot's own files
-    (index.html is the library page). So a new interview never replaces another, nor a file of
-    the user's. Call it under changes.locked(folder), with the save that writes the stem: two
-    runs at once must not both find one stem free."""
-    folder = Path(folder)
-    base = export.slugify(t.source.title)
-    for stem in _namesakes(folder, base, export.ascii_slug(t.source.title)):
-        earlier = _source_in(folder / f"{stem}.json")
-        if earlier is not None and same_recording(earlier, t.source) and export.slugify(earlier.title) == base:
-            return stem
-    held = _held(folder)
-    stem, n = base, 1
-    while _folded(stem) in held:
-        n += 1
-        stem = f"{base}-{n}"
-    return stem
-
-
-def same_recording(a: Source, b: Source) -> bool:
-    """Whether two sources are one recording: the same file (its full path), or the same video
-    link for one downloaded. A source with neither (a transcript made by hand) is no known one."""
-    return _recording(a) is not None and _recording(a) == _recording(b)
-
-
-def _recording(s: Source) -> Optional[tuple[str, str]]:
-    # The path first: a file given a video link (--video-url) is still that file.
-    return ("file", s.path) if s.path else ("link", s.url) if s.url else None
-
-
-def _other_recording(a: Source, b: Source) -> bool:
-    """Known to be two recordings (a source made by hand is not known to be another)."""
-    return None not in (_recording(a), _recording(b)) and not same_recording(a, b)
-
-
-def _folded(name: str) -> str:
-    """A name as a file system may compare it: macOS keeps names decomposed (NFD), macOS and
-    Windows ignore case."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
-
-
-def _held(folder: Path) -> set[str]:
-    """Every stem something in `folder` holds (folded): each entry's name and each part of it
-    before a dot ("plan.tar.gz" holds "plan" and "plan.tar"), the stems with vectors kept, and
-    iGot's own files' stems."""
-    held = {_folded(Path(name).stem) for name in (library.INDEX, glossary_module.FILE, PROMPT_FILE)}
-    for where, only_json in ((folder, False), (folder / changes.STATE / changes.EMBEDDINGS, True)):
-        try:
-            names = os.listdir(where)
-        except OSError:  # no such folder yet
-            continue
-        for name in names:
-            name = _folded(name)
-            if only_json:
-                if name.endswith(".json"):
-                    held.add(name[:-len(".json")])
-                continue
-            held.add(name)
-            held.update(name[:i] for i, c in enumerate(name) if c == ".")
-    return held
-
-
-def _namesakes(folder: Path, base: str, legacy: str) -> list[str]:
-    """The stems of the interviews in `folder` a transcript whose title gives `base` may have been
-    saved under, in this order: `base`; `legacy`, what iGot named it before stems kept the letters
-    of every script (a Russian title was "interview"); `base`-2, `base`-3 …"""
-    folded, old = _folded(base), _folded(legacy)
-    numbered = re.compile(re.escape(folded) + r"-([0-9]+)")
-    found: list[tuple[int, str]] = []
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        stem = name[:-len(".json")]
-        key = _folded(stem)
-        match = numbered.fullmatch(key)
-        if key in (folded, old) or match:
-            found.append((0 if key == folded else 1 if key == old else 1 + int(match.group(1)), stem))
-    return [stem for _, stem in sorted(found)]
-
-
-def _source_in(path: Path) -> Optional[Source]:
-    """The source an interview's JSON names, or None when it has none: read without making its
-    phrases (an hour's transcript takes ~0.1 s to make, its JSON ~10 ms to parse). Never through
-    a link, nor from a pipe (reading one would wait for ever): the library lists neither."""
-    try:
-        if not stat.S_ISREG(path.lstat().st_mode):
-            return None
-        given = orjson.loads(path.read_bytes())["source"]
-        return Source(str(given["title"]), given.get("url"), given.get("path"), given.get("kind", "file"))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
 
 
 # --- the library folder as the workspace and `igot tags` read and change it -----------------------
@@ -873,7 +769,7 @@ class Library:
         no file: text "", the default). The file may be written by anyone: one iGot cannot use (a
         link, too large, not UTF-8, a control character, no {transcript}) has no text and says why,
         and a save replaces it."""
-        path = self.folder / PROMPT_FILE
+        path = self.folder / library.PROMPT_FILE
         name = f"file {path}"
         if path.is_symlink():
             return KeptPrompt("", version_of(os.fsencode(os.readlink(path))), f"The summary prompt {name} is a link.")
@@ -919,7 +815,7 @@ class Library:
             checked = checked_prompt(text, "as saved")
         except IgotError as err:
             raise LibraryError(err.problem, err.fix) from None
-        path = self.folder / PROMPT_FILE
+        path = self.folder / library.PROMPT_FILE
         try:
             with self.locked():
                 if version != self.kept_prompt().version:
@@ -998,12 +894,11 @@ class KeptGlossary:
     problem: Optional[str] = None  # why the file cannot be read (then no terms)
 
 
-PROMPT_FILE = "summary-prompt.txt"  # in the library folder: the prompt its summaries are written with
 # A prompt, not a document: the transcript must fit beside it in the model's context (16 kB is
 # ~4,000 tokens, half of the 8,192 a summary call reads; the default prompt is under 1 kB).
 MAX_PROMPT_BYTES = 16 * 1024
 PROMPT_FIX = (f"Save the prompt again from an interview's Redo the summary in the workspace, or correct or delete "
-              f"the file {PROMPT_FILE} in the library folder (UTF-8 text with {{transcript}} in it).")
+              f"the file {library.PROMPT_FILE} in the library folder (UTF-8 text with {{transcript}} in it).")
 
 
 def checked_prompt(text: str, what: str) -> str:

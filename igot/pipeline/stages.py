@@ -15,7 +15,7 @@ from igot.asr.whisper_model import WhisperModel
 from igot.errors import IgotError
 from igot.links import video_kind_and_url
 from igot.media import audio, source
-from igot.outputs import store
+from igot.outputs import stems, store
 from igot.pipeline.cache import cached, keep_with_key, load_diarization, load_transcript
 from igot.pipeline.context import RunContext, RunResult
 from igot.pipeline.options import BY_BAND, check_speaker_count
@@ -430,7 +430,7 @@ def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, second
     """The files, the library page and the interview's Drive copy (its Doc made when asked for,
     updated when it has one), in one save; the voices of the speakers named, remembered; the
     phrases' vectors kept beside the library (igot.search.embed). The interview's stem is the one
-    its recording has in the library, else one no file holds (store.stem_for): a run never
+    its recording has in the library, else one no file holds (stems.stem_for): a run never
     replaces another recording's interview, nor a file of the user's."""
     t.info.update(timings={k: round(v, 2) for k, v in ctx.timings.items()},
                   real_time_factor=round(seconds / max(t.duration, 1e-9), 3), plan=ctx.plan.info())
@@ -448,7 +448,7 @@ def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, wav: 
           windows: Optional[voices.VoiceWindows], meaning: Optional[embed.PhraseEmbeddings]) -> Optional[store.Saved]:
     """The save of the run, under the library's lock; None when no speech was found and the earlier
     transcript of the recording is kept."""
-    stem = store.stem_for(out_dir, t)
+    stem = stems.stem_for(out_dir, t)
     if not t.phrases:
         earlier = out_dir / f"{stem}.json"
         if earlier.exists():  # this recording's interview, made before
