@@ -50,7 +50,7 @@ OUTBOX = "outbox"  # what is still to be sent to each interview's Drive copy (ig
 SENDING = "sending"  # held (an OS file lock) by the one sending the outbox (igot.outputs.store.send_outbox)
 OLD = "old"  # where a change keeps the files it replaces (hard links) until it is made
 LEFT_OLD = 60.0  # seconds after which an old file there was left by a killed process
-WAIT = 60.0  # seconds to wait for another process's change (a Drive save can take this long)
+WAIT = 60.0  # seconds to wait for another process's change (only local writing holds it: Drive is sent after it is let go)
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX: a link is not opened (Windows has none to open here)
 # The names a change gives its temps (igot.runtime.files.write_temp) and its old files (Change.commit).
 TEMP_NAME = r"\.{name}\.[0-9a-f]{{8}}\.tmp"
