@@ -288,3 +288,21 @@ def test_a_server_killed_in_a_burst_of_saves_leaves_every_acknowledged_highlight
     every_json_parses(folder)
     # The exports are in step with the JSON: the change that was cut short was finished whole.
     assert (folder / "joana.html").read_text(encoding="utf-8") == export.to_html(Transcript.load(folder / "joana.json"))
+
+
+def test_a_writer_after_the_commit_sees_it_made_and_its_failure_loses_nothing(tmp_path):
+    """What follows a save (a run's phrase vectors) is a writer the store calls once the interview
+    is committed: it finds the interview's files written, and when it fails the interview stays
+    saved and the failure is said, by the writer's name."""
+    from igot.errors import IgotError
+
+    seen, said = [], []
+
+    def vectors(done: store.Committed) -> None:
+        seen.append(json.loads((done.folder / f"{done.stem}.json").read_text(encoding="utf-8"))["source"]["title"])
+        raise IgotError("The phrases' vectors could not be kept (No space left on device).", "Free some space.")
+
+    saved = store.save(interview(), tmp_path, then=[("Meaning index", vectors)], log=said.append)
+    assert seen == [interview().source.title]  # committed before the writer ran
+    assert Transcript.load(saved.files["json"]).phrases == interview().phrases
+    assert "No space left" in saved.problems["Meaning index"] and any(line.startswith("Meaning index: ") for line in said)

@@ -50,7 +50,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import orjson
 
@@ -111,13 +111,17 @@ class Committed:
     client_secrets: Optional[Path]
     log: Callable[[str], None]
     doc: Optional[str] = None
+    # Writers the caller adds, run under the lock after the store's own (a run's phrase vectors:
+    # igot.search makes them, and the store may not import a later stage).
+    then: Sequence[tuple[str, Callable[["Committed"], None]]] = ()
 
 
 def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive_folder: Optional[str] = None,
          doc_name: Optional[str] = None, drive: bool = True, client_secrets: Optional[Path] = None,
          service: Any = None, log: Callable[[str], None] = lambda message: None,
          remembered: Optional[voices_module.Voices] = None, replaces: Optional[Transcript] = None,
-         known: Iterable[library.Interview] = ()) -> Saved:
+         known: Iterable[library.Interview] = (),
+         then: Sequence[tuple[str, Callable[[Committed], None]]] = ()) -> Saved:
     """Write the transcript's files and the library page, then bring its Drive copy up to date.
 
     `drive_folder`: make the interview's Google Doc there (or update the one it has there).
@@ -133,12 +137,13 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
     read again). `known`: the library's interviews as a server has read them (the library page
     reads only those that changed). `stem`: the interview's stem (the name of its files), when the
     caller knows which interview it changes; None: the one stem_for gives, chosen under the same
-    lock as the write, so two runs at once never take one free stem. Saving only writes: it runs
+    lock as the write, so two runs at once never take one free stem. `then`: more writers after the
+    commit, (name, writer) run under the lock after the remembered voices. Saving only writes: it runs
     no model. The Drive copy is sent after the library's lock is let go (before this returns, or,
     when the caller holds the lock, as it lets it go: Saved says so)."""
     with changes.locked(folder):  # no other process changes the folder between reading and writing
         saved, done = _save(t, Path(folder), stem, drive_folder, doc_name, drive, client_secrets, service, log,
-                            remembered, replaces, known)
+                            remembered, replaces, known, then)
         changes.after_unlock(folder, lambda: _followed(saved, done))
     return saved
 
@@ -146,7 +151,8 @@ def save(t: Transcript, folder: Path | str, stem: Optional[str] = None, *, drive
 def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Optional[str], doc_name: Optional[str],
           drive: bool, client_secrets: Optional[Path], service: Any, log: Callable[[str], None],
           remembered: Optional[voices_module.Voices], replaces: Optional[Transcript],
-          known: Iterable[library.Interview]) -> tuple[Saved, "Committed"]:
+          known: Iterable[library.Interview],
+          then: Sequence[tuple[str, Callable[[Committed], None]]] = ()) -> tuple[Saved, "Committed"]:
     stem = stem or stems.stem_for(folder, t)
     paths = export.export_paths(folder, stem, export.FORMATS)
     before = replaces if replaces is not None else _readable(paths["json"])
@@ -169,7 +175,7 @@ def _save(t: Transcript, folder: Path, stem: Optional[str], drive_folder: Option
             yield entry_path(folder, stem), outgoing.text()
 
     changes.Change(folder, texts()).commit()
-    done = Committed(folder, stem, before, t, remembered, drive, service, client_secrets, log)
+    done = Committed(folder, stem, before, t, remembered, drive, service, client_secrets, log, then=then)
     problems = after_commit(done, locked=True)
     log(f"Library: every interview in {folder}, searchable: {folder / library.INDEX}")
     return Saved(done.after, paths, folder / library.INDEX, done.doc, problems), done
@@ -222,7 +228,8 @@ def after_commit(done: Committed, locked: bool) -> dict[str, str]:
     """Run the writers of AFTER_COMMIT that run under the lock (`locked`), or those that run
     without it, on the committed change; what each could not do, by its name."""
     problems = {}
-    for name, write, under_lock in AFTER_COMMIT:
+    writers = AFTER_COMMIT[:1] + tuple((name, write, True) for name, write in done.then) + AFTER_COMMIT[1:]
+    for name, write, under_lock in writers:
         if under_lock != locked:
             continue
         try:

@@ -462,10 +462,9 @@ def _save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, wav: 
     asked = options.drive_folder if t.phrases else None
     # The files are written whatever Drive answers; a Doc asked for that cannot be made now is
     # left in the library's Drive outbox, made at the next save or start, and the run says why.
-    saved = store.save(t, out_dir, stem, drive_folder=asked, doc_name=options.name, drive=options.drive,
-                       client_secrets=options.client_secrets, log=ctx.log, remembered=remembered)
-    _keep_meaning(saved.files, meaning)
-    return saved
+    then = [("Meaning index", _kept_meaning(meaning))] if meaning is not None else []
+    return store.save(t, out_dir, stem, drive_folder=asked, doc_name=options.name, drive=options.drive,
+                      client_secrets=options.client_secrets, log=ctx.log, remembered=remembered, then=then)
 
 
 def _keep_corrections(path: Path, force: bool) -> None:
@@ -483,9 +482,18 @@ def _keep_corrections(path: Path, force: bool) -> None:
                         "Keep the corrected transcript (nothing to do), give this run another --name, or run again with --force to replace it.")
 
 
-def _keep_meaning(files: dict, meaning: Optional[embed.PhraseEmbeddings]) -> None:
-    if meaning is not None and "json" in files:
-        embed.save_embeddings(files["json"], meaning)
+def _kept_meaning(meaning: embed.PhraseEmbeddings) -> Callable[[store.Committed], None]:
+    """The store's writer of the run's phrase vectors, once the interview is committed: one that
+    cannot be written is said, and made again when the workspace searches by meaning."""
+    def write(done: store.Committed) -> None:
+        try:
+            embed.save_embeddings(done.folder / f"{done.stem}.json", meaning)
+        except OSError as err:
+            raise IgotError(f"The phrases' vectors of '{done.after.source.title}' could not be kept "
+                            f"({err.strerror or err}).", "Search by meaning makes them again when needed; "
+                            "check that the library folder can be written to.") from None
+
+    return write
 
 
 def _hub_model(ctx: RunContext, load: Callable[[bool], Any], name: str, chosen: bool, what: str, option: str,
