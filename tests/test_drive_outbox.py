@@ -155,23 +155,30 @@ def test_a_change_journal_may_name_an_outbox_entry_and_nothing_beside_it():
             changes.library_file(bad)
 
 
-def test_an_interview_changed_while_it_is_sent_stays_in_the_outbox(library, sleeps, monkeypatch):
+class Meanwhile(Recorder):
+    """Drive as recorded, and `change` made when its first request comes: the workspace saving a
+    correction while the outbox is being sent."""
+
+    def __init__(self, responses, change):
+        super().__init__(responses)
+        self.change = change
+
+    def request(self, *args, **kwargs):
+        change, self.change = self.change, None
+        if change is not None:
+            change()
+        return super().request(*args, **kwargs)
+
+
+def test_an_interview_changed_while_it_is_sent_stays_in_the_outbox(library, sleeps):
     """Drive is answered without the library's lock held: a correction saved meanwhile is not
     lost from Drive, its entry stays for the version the Doc does not have yet."""
-    from igot.outputs import gdoc
-
     lib = store.Library(library)
     service, _ = drive(*busy())
     lib.change_now("joana", lambda t: name_speakers(t, ["Ana", "Bruno", "Ana"]), service=service)
-    put_repository = gdoc.put_repository
-
-    def meanwhile(*args, **kwargs):
-        lib.change("joana", lib.open("joana").version, lambda t: name_speakers(t, ["Ana", "Bia"]))  # the workspace
-        return put_repository(*args, **kwargs)
-
-    monkeypatch.setattr(gdoc, "put_repository", meanwhile)
-    service, http = drive(*sent_again())
-    sent = store.send_outbox(library, service=service)
+    http = Meanwhile(sent_again(), lambda: lib.change("joana", lib.open("joana").version,
+                                                      lambda t: name_speakers(t, ["Ana", "Bia"])))
+    sent = store.send_outbox(library, service=drive_service(http=http))
     assert ">Bruno</b>" in multipart(http.sent[1])[2].decode("ascii")  # the version read when sending began
     assert [s.name for s in sent["joana"][0].speakers] == ["Ana", "Bia"]
     assert [e.stem for e in store.outbox(library)] == ["joana"]  # Bia goes to the Doc next time
