@@ -404,6 +404,25 @@ def test_search_finds_what_igot_search_finds_and_a_hit_is_highlighted_where_it_s
     page.close()
 
 
+def test_a_search_typed_while_the_library_still_loads_is_what_the_page_shows(browser, workspace, folder):
+    """A slow machine: the interviews' list answers after the user has already searched. The late
+    answer must not draw the list over the search's hits."""
+    word = next(w for p in phrases(folder, "radio-phone-in") for w in p.text.split() if len(w) >= 5).strip(".,?!").lower()
+    held = []
+    page = browser.context.new_page()
+    page.route("**/api/library", lambda route: held.append(route) if not held else route.continue_())
+    page.goto(workspace.url, wait_until="domcontentloaded")
+    wait_for(page, "document.querySelector('#view .loading') !== null")
+    page.locator("#q").fill(word)
+    page.keyboard.press("Enter")
+    page.locator(".hit").first.wait_for()
+    held[0].continue_()  # the first page's list arrives now, late
+    page.wait_for_timeout(500)
+    page.wait_for_load_state("networkidle")
+    assert page.locator(".hit").count() >= 1 and page.locator("table.list").count() == 0
+    page.close()
+
+
 # --- search by meaning, Ask, Themes ------------------------------------------------------------------
 def highlighted(t: Transcript, lines: dict[int, str]) -> Transcript:
     """`t` with phrase i highlighted and tagged lines[i]."""

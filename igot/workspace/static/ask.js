@@ -9,6 +9,7 @@ import { clock, esc, speakerClass, view } from "./ui.js";
 export async function showAsk(params) {
   const shown = state.shown;
   const { lib, q, query } = await questionPage(params, ["q", "interview", "speaker", "tag"]);
+  if (shown !== state.shown) return;
   view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Ask your interviews</h1>
     <form class="ask-form" id="ask-form" autocomplete="off">
       <textarea name="q" rows="2" maxlength="1000" placeholder="e.g. What did people say about pricing?" aria-label="Your question">${esc(q)}</textarea>

@@ -15,7 +15,9 @@ import { summaryHtml, wireSummary } from "./summary.js";
 import { clock, closePopover, esc, setColours, speakerClass, view } from "./ui.js";
 
 export async function showInterview(stem, params) {
+  const shown = state.shown;
   const [data, lib] = await Promise.all([api(`api/interviews/${encodeURIComponent(stem)}`), api("api/tags")]);
+  if (shown !== state.shown) return;
   setColours(data);
   state.tags = lib.tags.map((t) => t.tag);
   state.interview = data;

@@ -6,7 +6,9 @@ import { reload, state } from "./state.js";
 import { clock, esc, plural, setColours, toast, view } from "./ui.js";
 
 export async function showLibrary(tagsOnly) {
+  const shown = state.shown;
   const data = await api("api/library");
+  if (shown !== state.shown) return;  // the user moved on (searched, opened an interview) meanwhile
   setColours(data);
   state.tags = data.tags.map((t) => t.tag);
   const rows = data.interviews.map((iv) => `
@@ -27,7 +29,7 @@ export async function showLibrary(tagsOnly) {
     ${boardTable(data.tags)}</section></div>`;
   wireRenames(view);
   if (!tagsOnly) mountAdding(view.querySelector("#adding"));
-  if (!tagsOnly && data.interviews.length) fillReviewCounts(state.shown);
+  if (!tagsOnly && data.interviews.length) fillReviewCounts(shown);
 }
 
 // How many parts are left to review in each interview: counted after the page is drawn, since a

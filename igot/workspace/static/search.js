@@ -9,6 +9,7 @@ import { esc, plural, view } from "./ui.js";
 export async function showSearch(params) {
   const shown = state.shown;
   const { lib, q, query } = await questionPage(params, ["q", "interview", "speaker", "language", "tag"]);
+  if (shown !== state.shown) return;
   document.getElementById("q").value = q;
   view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Search</h1>
     <form class="filters" id="filters">${filterPicks(lib, params, ["interview", "speaker", "language", "tag"])}</form>

@@ -7,7 +7,9 @@ import { state } from "./state.js";
 import { clock, esc, plural, setColours, speakerClass, view } from "./ui.js";
 
 export async function showTag(tag) {
+  const shown = state.shown;
   const data = await api(`api/tag?name=${encodeURIComponent(tag)}`);
+  if (shown !== state.shown) return;
   setColours(data);
   const groups = {};
   data.quotes.forEach((q) => { (groups[q.stem] = groups[q.stem] || []).push(q); });

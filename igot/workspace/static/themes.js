@@ -9,6 +9,7 @@ export async function showThemes(params) {
   const shown = state.shown;
   const tag = params.get("tag") || "";
   const lib = await api("api/library");
+  if (shown !== state.shown) return;
   setColours(lib);
   view.innerHTML = `<div class="page with-pane wide"><div class="main-col"><h1>Themes</h1>
     <form class="filters" id="theme-filter"><label>Highlights <select name="tag"><option value="">all of them</option>${
