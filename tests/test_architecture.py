@@ -105,6 +105,8 @@ LAYERS = [
     {"igot.outputs"},
     {"igot.search"},  # search by meaning over the library the outputs write
     {"igot.pipeline"},
+    # the team of a served library: people, sessions, roles, comments (over errors and runtime only)
+    {"igot.team"},
     # the research workspace: over the library the outputs write, and a driver of the pipeline
     # (it makes the interviews added from its page, igot.workspace.queue)
     {"igot.workspace"},
@@ -126,7 +128,7 @@ def test_top_level_is_the_data_model_and_the_drivers():
     top = sorted(p.stem for p in (ROOT / "igot").glob("*.py"))
     folders = sorted(p.name for p in (ROOT / "igot").iterdir() if (p / "__init__.py").exists())
     assert top == ["__init__", "__main__", "cli", "colab", "errors", "links", "text", "transcript"]
-    assert folders == ["asr", "media", "outputs", "pipeline", "refine", "runtime", "search", "speakers", "summary", "workspace"]
+    assert folders == ["asr", "media", "outputs", "pipeline", "refine", "runtime", "search", "speakers", "summary", "team", "workspace"]
 
 
 def test_no_stage_imports_a_later_stage():
