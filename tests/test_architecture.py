@@ -137,3 +137,21 @@ def test_no_stage_imports_a_later_stage():
     assert all(layer(m) >= 0 for m in graph)  # every module has a place in LAYERS
     assert backward_imports(graph) == []
     assert backward_imports({"igot.media.source": {"igot.outputs.export"}}) == ["igot.media.source imports igot.outputs.export"]
+
+
+def test_the_team_package_stands_on_errors_and_runtime_alone():
+    """igot.team is the one place for people and sessions: the web routes call it, it calls none
+    of them, and it needs only the standard library and argon2 (the `team` extra)."""
+    import sys
+
+    modules = igot_modules()
+    team = {name: path for name, path in modules.items() if name.startswith("igot.team")}
+    used = {u for path in team.values() for u in imports(path, modules)[0]}
+    assert {u for u in used if not u.startswith(("igot.team", "igot.errors", "igot.runtime"))} == set()
+    outside = set()
+    for path in team.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
+            outside |= {n.split(".")[0] for n in names} - set(sys.stdlib_module_names) - {"igot", "argon2", "__future__"}
+    assert outside == set()

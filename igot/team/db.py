@@ -13,6 +13,9 @@ item are one change).
 The library folder may hold files planted by anyone who could write there: the database is opened
 only when neither .igot nor the database file (nor its -wal, -shm, -journal companions) is a
 symbolic link, so a team's passwords are never written to, or read from, a place outside it.
+(Checked before each connection opens: a link planted in that instant is not seen, by someone who
+could already change the library itself.) A thread's connection stays open until `close()`: the
+server's pool keeps its threads, so there are as many connections as threads.
 """
 
 from __future__ import annotations
@@ -141,6 +144,8 @@ class TeamDB:
         """One transaction that changes the database: committed when the block ends, rolled back
         when it raises. Inside another write of this thread it joins that one."""
         conn = self._connect()
+        if getattr(self._local, "reading", False):
+            raise RuntimeError("TeamDB.write() inside read(): open the write first, it reads too")
         if self._local.depth > 0:
             self._local.depth += 1
             try:
@@ -174,9 +179,11 @@ class TeamDB:
             yield conn
             return
         conn.execute("BEGIN")
+        self._local.reading = True
         try:
             yield conn
         finally:
+            self._local.reading = False
             conn.execute("COMMIT")
 
     def close(self) -> None:

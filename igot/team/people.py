@@ -148,6 +148,7 @@ def check_password(db: TeamDB, email: str, password: str, where: str, now: Clock
     one answer after one argon2 check; too many wrong ones in a row (per email, per address
     `where`) are refused unchecked for a while (throttle.SlowDown)."""
     email = (email or "").strip().lower()
+    _dummy_hash()  # made before anything is looked up: the first unknown email takes no longer than a known one
     keys = [throttle.email_key(email)] + ([throttle.address_key(where)] if where else [])
     throttle.attempt(db, keys, now)
     with db.read() as conn:
