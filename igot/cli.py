@@ -25,6 +25,7 @@ from igot.search.meaning import MEANING_LIMIT
 from igot.speakers.phrases import parse_names
 from igot.summary.summarize import CPU_LLM, GPU_LLM
 from igot.text import format_clock, shown, typed_line
+from igot.team.cli import add_people_parser, run_people
 from igot.workspace import commands as workspace_commands
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(d)
     _library_parsers(sub)
     workspace_commands.add_parsers(sub, OUT_DIR)
+    add_people_parser(sub, OUT_DIR)
     return parser
 
 
@@ -351,6 +353,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return voices_command(args)
     if args.command in ("serve", "tags"):
         return workspace_commands.run_command(args)
+    if args.command == "people":
+        return run_people(args)
     try:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)

@@ -30,7 +30,7 @@ def add_people_parser(subparsers, out_dir: Path = OUT_DIR) -> None:
     a.add_argument("email", help="their email address (they sign in with it)")
     a.add_argument("--role", required=True, choices=roles.ROLES,
                    help="viewer: reads and comments; researcher: also highlights, tags, corrects, adds interviews; admin: also manages people")
-    a.add_argument("--url", help="the team server's address for the link (default: the one it recorded, else http://127.0.0.1:8000)")
+    a.add_argument("--url", help="the team server's address for the link (default: the one it recorded, else http://127.0.0.1:8443)")
     a.add_argument("--days", type=float, default=people.INVITE_DAYS, help=f"days the link stays valid (default: {people.INVITE_DAYS})")
     s = actions.add_parser("list", help="everyone on the team: email, name, role, last sign-in")
     r = actions.add_parser("remove", help="take someone off the team: signed out at once")

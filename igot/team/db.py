@@ -36,7 +36,7 @@ NAME = "team.sqlite3"
 COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside the database
 SCHEMA_VERSION = 1
 BUSY_MS = 10_000  # how long a write waits for another process's write
-DEFAULT_ADDRESS = "http://127.0.0.1:8000"
+DEFAULT_ADDRESS = "http://127.0.0.1:8443"  # igot serve --team on this computer (igot.workspace.team_server.DEFAULT_PORT)
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS people (
@@ -259,5 +259,5 @@ def remember_address(db: TeamDB, url: str) -> None:
 
 
 def recorded_address(db: TeamDB) -> str:
-    """The team server's address as it recorded it; http://127.0.0.1:8000 when none was."""
+    """The team server's address as it recorded it; http://127.0.0.1:8443 when none was."""
     return setting(db, "address") or DEFAULT_ADDRESS

@@ -17,10 +17,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+try:
+    from argon2 import PasswordHasher
+    from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+except ImportError:  # the team extra is not installed: said when a password is first needed (hasher())
+    PasswordHasher = None  # type: ignore[assignment,misc]
+    InvalidHashError = VerificationError = VerifyMismatchError = ValueError  # type: ignore[assignment,misc]
 
-from igot.errors import IgotError
+from igot.errors import IgotError, install_hint
 from igot.team import roles, throttle
 from igot.team.db import TeamDB
 
@@ -31,7 +35,7 @@ INVITE_DAYS = 7
 
 # argon2id with the library's recommended cost (RFC 9106's second choice); tests may swap in a
 # cheaper one, and a hash made with other settings is remade at the next sign-in.
-HASHER = PasswordHasher()
+HASHER = PasswordHasher() if PasswordHasher is not None else None
 
 Clock = Callable[[], float]
 
@@ -106,7 +110,7 @@ def accept(db: TeamDB, token: str, name: str, password: str, now: Clock = time.t
     """Join the team through an invite, with a password (the invite is used up)."""
     check_new_password(password)
     invited(db, token, now)  # said before the slow hash
-    hashed = HASHER.hash(password)
+    hashed = hasher().hash(password)
     with db.write() as conn:
         row = _invite_row(conn, token, now())  # again: two tabs may accept at once
         return _join(conn, row, name, hashed, None, now())
@@ -157,8 +161,8 @@ def check_password(db: TeamDB, email: str, password: str, where: str, now: Clock
     if not _verify(stored, password or ""):
         raise IgotError(*WRONG)
     throttle.succeeded(db, keys[0], keys[1:], now)
-    if HASHER.check_needs_rehash(stored):
-        _store_hash(db, row["id"], stored, HASHER.hash(password))
+    if hasher().check_needs_rehash(stored):
+        _store_hash(db, row["id"], stored, hasher().hash(password))
     return _person(row)
 
 
@@ -213,7 +217,7 @@ def set_password(db: TeamDB, email: str, password: str) -> Person:
     the wait for wrong passwords is lifted."""
     email = clean_email(email)
     check_new_password(password)
-    hashed = HASHER.hash(password)
+    hashed = hasher().hash(password)
     with db.write() as conn:
         row = _existing(conn, email)
         conn.execute("UPDATE people SET password_hash = ? WHERE id = ?", (hashed, row["id"]))
@@ -222,11 +226,18 @@ def set_password(db: TeamDB, email: str, password: str) -> Person:
     return _person(row)
 
 
+def hasher():
+    """The password hasher (argon2-cffi's), or an IgotError saying how to install it."""
+    if HASHER is None:
+        raise IgotError("A team's passwords need argon2-cffi, which is not installed.", f"Run: {install_hint('team')}")
+    return HASHER
+
+
 def _verify(stored: Optional[str], password: str) -> bool:
     """Whether `password` is the one `stored` hashes; with no hash, a dummy one is checked so the
     answer takes as long."""
     try:
-        return HASHER.verify(stored or _dummy_hash(), password) and stored is not None
+        return hasher().verify(stored or _dummy_hash(), password) and stored is not None
     except (VerificationError, VerifyMismatchError, InvalidHashError):
         return False
 
@@ -236,9 +247,9 @@ _dummies: dict[tuple, str] = {}
 
 def _dummy_hash() -> str:
     """A hash made with HASHER's settings, of a password nobody has (made once per settings)."""
-    key = (HASHER.time_cost, HASHER.memory_cost, HASHER.parallelism, HASHER.hash_len)
+    key = (hasher().time_cost, HASHER.memory_cost, HASHER.parallelism, HASHER.hash_len)
     if key not in _dummies:
-        _dummies[key] = HASHER.hash(secrets.token_urlsafe(16))
+        _dummies[key] = hasher().hash(secrets.token_urlsafe(16))
     return _dummies[key]
 
 

@@ -18,6 +18,12 @@ COMMENT = "comment"
 WRITE = "write"  # highlights, tags, corrections, speaker names, adding interviews, glossary, themes, summary prompt
 MANAGE = "manage"  # people, workers, deletes
 NEEDS = (READ, COMMENT, WRITE, MANAGE)
+PUBLIC = "public"  # what anyone may ask, signed in or not: the sign-in and invite pages and forms, the page code
+
+# What each need lets a person do, in the words a refusal uses.
+WHAT = {READ: "read the interviews", COMMENT: "comment on highlights",
+        WRITE: "change the interviews (highlights, tags, corrections, speakers' names, the glossary, themes)",
+        MANAGE: "manage the team's people and workers"}
 
 ALLOWED = {
     VIEWER: frozenset({READ, COMMENT}),
@@ -48,4 +54,5 @@ def require(role: str, need: str) -> None:
     """NotAllowed, saying which role it takes, unless `role` allows `need`."""
     if not allows(role, need):
         least = next((r for r in ROLES if allows(r, need)), ADMIN)
-        raise NotAllowed(f"A {role} may not {need} here.", f"Ask an admin to make you a {least}.")
+        raise NotAllowed(f"Refused by the server: a {role} may not {WHAT.get(need, need)}.",
+                         f"Ask an admin to make you a{'n' * (least == ADMIN)} {least}.")

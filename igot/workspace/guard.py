@@ -26,6 +26,7 @@ from typing import Optional
 from urllib.parse import urlsplit
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
+DEFAULT_PORT = 8765  # one person's workspace (a team's: igot.workspace.team_server.DEFAULT_PORT)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,91 @@
+"""A team's server's door: anyone on the network can reach it, so every request is checked here
+before any route runs.
+
+- Host must be the team's own address (a host name pointed at the server by someone else, DNS
+  rebinding, is refused) and Origin, when sent, the team's own page.
+- A page of another site may only open the workspace by a link (a GET navigation); anything
+  else it makes the browser send (a form post, an <img>, a fetch) is refused by Sec-Fetch-Site.
+- Everything but the sign-in pages and the page code needs a session: a cookie scripts cannot
+  read (HttpOnly), sent only over HTTPS (Secure) and not with requests other sites start
+  (SameSite=Lax), whose value only the database's hash of it knows (igot.team.sessions).
+- A change (POST, PUT, PATCH, DELETE) must also carry the session's own token, which the server
+  wrote into the page: a page of another site can make the browser send the cookie, never read
+  the token. The sign-in and invite forms, which have no session yet, must come from the team's
+  own page (Origin), so no site can sign a visitor in as someone else.
+Which role may do what is the routes' declared need (igot.workspace.access), checked after this.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Optional
+
+from fastapi import Request
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+
+from igot.team import sessions
+from igot.workspace.access import Team
+
+TOKEN_HEADER = "x-igot-token"  # what the page's script sends with every change
+# What needs no session: the sign-in and invite pages, the forms they post, and the page code.
+SIGN_IN_PAGES = ("/signin", "/signin/oidc", "/signin/oidc/callback")
+INVITE_PAGE = "/invite/"
+SIGN_IN_POSTS = ("/api/session",)
+INVITE_POST = "/api/invites/"
+PAGE_CODE = "/static/"
+# What another site may open by a link: the workspace itself (then the sign-in page, if needed),
+# an invite, and the identity provider's return to the sign-in.
+OPENED_BY_LINK = ("/", "/signin", "/signin/oidc/callback")
+
+
+def is_public(method: str, path: str) -> bool:
+    if method in ("GET", "HEAD"):
+        return path in SIGN_IN_PAGES or path == "/api/signin" or path.startswith(INVITE_PAGE) \
+            or path.startswith(INVITE_POST) or path.startswith(PAGE_CODE)
+    return method == "POST" and (path in SIGN_IN_POSTS or path.startswith(INVITE_POST))
+
+
+def refusal(team: Team, request: Request) -> Optional[Response]:
+    """The answer refusing `request`, or None to let it through; the session found (or None) is put
+    on request.state.session either way."""
+    request.state.session = None
+    method, path = request.method, request.url.path
+    host, origin = request.headers.get("host", ""), request.headers.get("origin")
+    if host.lower() not in team.hosts():
+        return PlainTextResponse(f"Refused: this iGot server answers only at {team.origin}.\n", status_code=403)
+    if origin is not None and origin.rstrip("/").lower() not in team.origins():
+        return PlainTextResponse(f"Refused: a page from {origin!r} may not use this iGot server.\n", status_code=403)
+    navigation = method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate" \
+        and (path in OPENED_BY_LINK or path.startswith(INVITE_PAGE))
+    if request.headers.get("sec-fetch-site") == "cross-site" and not navigation:
+        return PlainTextResponse("Refused: a page of another site may not use this iGot server.\n", status_code=403)
+    cookie = request.cookies.get(sessions.COOKIE)
+    session = sessions.find(team.db, cookie) if cookie else None
+    request.state.session = session
+    if is_public(method, path):
+        if method == "POST" and (origin is None or origin.rstrip("/").lower() not in team.origins()):
+            return JSONResponse({"error": "Refused: sign in from the team's own sign-in page."}, status_code=403)
+        return None
+    if session is None:
+        if method == "GET" and path == "/":
+            return RedirectResponse("/signin", status_code=303)
+        return JSONResponse({"error": "You are not signed in (or your session ended): sign in again.",
+                             "signin": "/signin"}, status_code=401)
+    if method not in ("GET", "HEAD", "OPTIONS"):
+        given = request.headers.get(TOKEN_HEADER, "")
+        if not given or not hmac.compare_digest(given.encode(), session.csrf.encode()):
+            return JSONResponse({"error": "Refused: a change must come from the workspace's own page (reload it)."},
+                                status_code=403)
+    return None
+
+
+def set_session(response: Response, team: Team, cookie_value: str, days: int) -> None:
+    """The session's cookie: HttpOnly (no script reads it), Secure (HTTPS only: a browser also
+    keeps it on http://127.0.0.1), SameSite=Lax (not sent with another site's forms or fetches),
+    __Host- (this host only, path /, no Domain a subdomain could set)."""
+    response.set_cookie(sessions.COOKIE, cookie_value, max_age=days * 86400, path="/", secure=True, httponly=True,
+                        samesite="lax")
+
+
+def clear_session(response: Response) -> None:
+    response.delete_cookie(sessions.COOKIE, path="/", secure=True, httponly=True, samesite="lax")
