@@ -567,6 +567,10 @@ class Opened:
     path: Path
     transcript: Transcript
     version: str
+    # What Library.change answers: True when the change was made over a newer version than the one
+    # it named (others' changes meanwhile are in `transcript`: a page that patches in only what its
+    # own change did must read the interview again).
+    merged: bool = False
 
 
 def version_of(data: bytes) -> str:
@@ -739,7 +743,8 @@ class Library:
                 remembered = voices(made) if voices is not None and made is not now.transcript else None
                 saved = save(made, self.folder, stem, drive=False, replaces=now.transcript, remembered=remembered,
                              known=self._known())
-                return self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
+                kept = self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
+                return replace(kept, merged=True) if version != now.version else kept
         except OSError as err:
             raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",
                               "Check that the disk has room and the folder can be written to; reload, then do it again.") from None
