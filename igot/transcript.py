@@ -21,6 +21,8 @@ from igot.errors import install_hint
 from igot.runtime.files import write_atomic
 
 SCHEMA_VERSION = 3  # 2: highlights; 3: corrections (Word.heard, Transcript.edits). Older files load as they are.
+# (Highlight.by and Edit.by, who made each, came later without a new version: a file without them
+# loads with "", and an older iGot reading a file with them passes them over: _build.)
 
 
 @dataclass
@@ -106,6 +108,7 @@ class Highlight:
     tags: list[str] = field(default_factory=list)
     note: str = ""
     created: str = ""  # ISO 8601, UTC
+    by: str = ""  # who made it (their name in a team's library; "" in a one-person library)
 
 
 @dataclass
@@ -121,6 +124,7 @@ class Edit:
     after: int = 0
     speakers: Optional[list[Speaker]] = None  # the speakers before, when it changed them
     created: str = ""  # ISO 8601, UTC
+    by: str = ""  # who made it (their name in a team's library; "" in a one-person library)
 
 
 @dataclass
@@ -469,9 +473,10 @@ _TURN = {"speaker": (_text, True), "start": (_time, True), "end": (_time, True)}
 _CITATION = {"time": (_time, True), "link": (_text_or_none, False), "phrase": (_phrase_index, False)}
 _POINT = {"text": (_text, True), "unverified_quotes": (_texts, False), "removed_times": (_texts, False)}
 _EDIT = {"id": (_text, True), "kind": (_text, True), "at": (_count, True), "after": (_count, False),
-         "created": (_text, False)}
+         "created": (_text, False), "by": (_text, False)}
 _HIGHLIGHT = {"id": (_text, True), "start": (_time, True), "end": (_time, True), "quote": (_text, True),
-              "speaker": (_text, False), "tags": (_texts, False), "note": (_text, False), "created": (_text, False)}
+              "speaker": (_text, False), "tags": (_texts, False), "note": (_text, False), "created": (_text, False),
+              "by": (_text, False)}
 
 
 def _plain_word(w: Any, last: float) -> bool:

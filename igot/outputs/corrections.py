@@ -25,6 +25,7 @@ import orjson
 
 from igot.errors import IgotError
 from igot.links import link_at
+from igot.outputs import conflicts
 from igot.outputs import highlights as marks
 from igot.speakers.phrases import name_speakers
 from igot.text import join_words, typed_line
@@ -77,11 +78,11 @@ def _made(t: Transcript, words: list[Word], speaker: str) -> Phrase:
 
 
 def _recorded(t: Transcript, kind: str, at: int, removed: int, phrases: list[Phrase],
-              speakers: Optional[list[Speaker]] = None) -> Transcript:
-    """`t` with phrases[at:at + removed] replaced by `phrases`, the change kept in its history, and
-    what reads the phrases by time (highlights, summary citations) brought in step."""
+              speakers: Optional[list[Speaker]] = None, by: str = "") -> Transcript:
+    """`t` with phrases[at:at + removed] replaced by `phrases`, the change kept in its history (made
+    `by` that person), and what reads the phrases by time (highlights, summary citations) brought in step."""
     edit = Edit(uuid.uuid4().hex[:12], kind, at, [replace(p) for p in t.phrases[at:at + removed]], len(phrases),
-                list(t.speakers) if speakers is not None else None, _now())
+                list(t.speakers) if speakers is not None else None, _now(), conflicts.person(by))
     changed = replace(t, phrases=t.phrases[:at] + phrases + t.phrases[at + removed:],
                       speakers=speakers if speakers is not None else t.speakers,
                       edits=history(t.edits + [edit]))
@@ -157,8 +158,8 @@ def retimed(old: list[Word], texts: list[str]) -> list[Word]:
     return out
 
 
-def corrected(t: Transcript, index: object, text: object) -> Transcript:
-    """Phrase `index` as the researcher typed it."""
+def corrected(t: Transcript, index: object, text: object, by: str = "") -> Transcript:
+    """Phrase `index` as the researcher typed it (`by`: who, kept in the history; "" for one person)."""
     p = _phrase_at(t, index)
     if not isinstance(text, str):
         raise CorrectionError("The corrected phrase must be text.", "Type the words, then save.")
@@ -175,7 +176,7 @@ def corrected(t: Transcript, index: object, text: object) -> Transcript:
                          start=words[0].start, end=words[-1].end)
     else:
         phrase = replace(p, text=text)
-    return _recorded(t, "words", index, 1, [phrase])
+    return _recorded(t, "words", index, 1, [phrase], by=by)
 
 
 # --- who said it ------------------------------------------------------------------------------------
@@ -192,7 +193,8 @@ def _speaker(t: Transcript, speaker: object) -> tuple[str, Optional[list[Speaker
     return speaker, None
 
 
-def given(t: Transcript, index: object, speaker: object, first: object = None, last: object = None) -> Transcript:
+def given(t: Transcript, index: object, speaker: object, first: object = None, last: object = None,
+          by: str = "") -> Transcript:
     """Phrase `index` (or its words `first` to `last`, an interjection inside it) said by `speaker`
     (an id, or NEW_SPEAKER): the words given become a phrase of their own, between what is left."""
     p = _phrase_at(t, index)
@@ -203,7 +205,7 @@ def given(t: Transcript, index: object, speaker: object, first: object = None, l
         phrase = _made(t, p.words, sid) if p.words else replace(p, speaker=sid)
         if p.words:
             phrase = replace(phrase, text=p.text)  # the same words: the text as it was (punctuated, corrected)
-        return _recorded(t, "speaker", index, 1, [phrase], speakers)
+        return _recorded(t, "speaker", index, 1, [phrase], speakers, by)
     a, b = _word_at(p, first, "first"), _word_at(p, last, "last")
     if b < a:
         a, b = b, a
@@ -211,30 +213,30 @@ def given(t: Transcript, index: object, speaker: object, first: object = None, l
     phrases = [_made(t, words, who) for words, who in parts if words]
     if len(phrases) == 1 and phrases[0].speaker == p.speaker:
         return t
-    return _recorded(t, "speaker", index, 1, phrases, speakers)
+    return _recorded(t, "speaker", index, 1, phrases, speakers, by)
 
 
-def split(t: Transcript, index: object, at_word: object) -> Transcript:
+def split(t: Transcript, index: object, at_word: object, by: str = "") -> Transcript:
     """Phrase `index` cut in two before its word `at_word`."""
     p = _phrase_at(t, index)
     k = _word_at(p, at_word, "where to split")
     if k == 0:
         raise CorrectionError("A phrase is split before one of its words, not before the first.", "Choose a word inside the phrase.")
-    return _recorded(t, "split", index, 1, [_made(t, p.words[:k], p.speaker), _made(t, p.words[k:], p.speaker)])
+    return _recorded(t, "split", index, 1, [_made(t, p.words[:k], p.speaker), _made(t, p.words[k:], p.speaker)], by=by)
 
 
-def joined(t: Transcript, index: object) -> Transcript:
+def joined(t: Transcript, index: object, by: str = "") -> Transcript:
     """Phrase `index` and the next one as one phrase, said by the first one's speaker."""
     p = _phrase_at(t, index)
     q = _phrase_at(t, index + 1 if isinstance(index, int) else index)
     if not (p.words and q.words):
         text = join_words([Word(p.text, 0, 0), Word(q.text, 0, 0)], t.language)
-        return _recorded(t, "join", index, 2, [replace(p, text=text, end=max(p.end, q.end))])
+        return _recorded(t, "join", index, 2, [replace(p, text=text, end=max(p.end, q.end))], by=by)
     phrase = replace(_made(t, p.words + q.words, p.speaker), text=join_words([Word(p.text, 0, 0), Word(q.text, 0, 0)], t.language))
-    return _recorded(t, "join", index, 2, [phrase])
+    return _recorded(t, "join", index, 2, [phrase], by=by)
 
 
-def renamed(t: Transcript, names: Mapping[str, str]) -> Transcript:
+def renamed(t: Transcript, names: Mapping[str, str], by: str = "") -> Transcript:
     """The speakers named ({speaker id: name}); two given one name become one person everywhere
     (igot.speakers.phrases.name_speakers, as `igot rename` does)."""
     if not isinstance(names, Mapping) or not names or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
@@ -243,10 +245,10 @@ def renamed(t: Transcript, names: Mapping[str, str]) -> Transcript:
     unknown = [k for k in names if k not in ids]
     if unknown:
         raise CorrectionError(f"This interview has no speaker {unknown[0]!r}.", "Reload the page, then name the speakers again.")
-    return named(t, {k: v for k, v in names.items() if typed_line(v)})
+    return named(t, {k: v for k, v in names.items() if typed_line(v)}, by)
 
 
-def named(t: Transcript, names: Union[Sequence[str], Mapping[str, str]]) -> Transcript:
+def named(t: Transcript, names: Union[Sequence[str], Mapping[str, str]], by: str = "") -> Transcript:
     """The speakers named as igot.speakers.phrases.name_speakers reads `names` ('Ana,Bruno' in
     order, or {'Speaker 2' / '2' / 'S2': name}), kept in the history like every correction: every
     way of naming (the workspace, `igot rename`, the notebook's naming cell) comes through here, so
@@ -255,17 +257,17 @@ def named(t: Transcript, names: Union[Sequence[str], Mapping[str, str]]) -> Tran
     after = name_speakers(t, names)
     if after.phrases == t.phrases and after.speakers == t.speakers:
         return t
-    return in_step(replace(after, edits=history(t.edits + names_record(t, after))))
+    return in_step(replace(after, edits=history(t.edits + names_record(t, after, by))))
 
 
-def names_record(before: Transcript, after: Transcript) -> list[Edit]:
+def names_record(before: Transcript, after: Transcript, by: str = "") -> list[Edit]:
     """What undoes a naming of `before` into `after`, as one group of edits sharing an id (undone
     together), last the one of kind "names" holding the speakers before. Phrases the merge joined
     or cut are kept whole (an Edit each stretch, at its place in `after`); a phrase that only
     changed speaker or voices (a merged speaker's, or every one whose voices named the merged
     speaker; the ids renumbered) keeps those alone, without its words: on an hour a merge keeps
     ~0.1 MB rather than the ~1.4 MB of every phrase."""
-    gid, now = uuid.uuid4().hex[:12], _now()
+    gid, now, by = uuid.uuid4().hex[:12], _now(), conflicts.person(by)
     old, new = before.phrases, after.phrases
     stretches: list[list[int]] = []  # [a0, a1, b0, b1]: old[a0:a1] became new[b0:b1]
     relabelled: list[tuple[int, Phrase]] = []  # (place in `after`, the speaker and voices it had)
@@ -293,9 +295,10 @@ def names_record(before: Transcript, after: Transcript) -> list[Edit]:
             edits[-1].before.append(had)
             edits[-1].after += 1
         else:
-            edits.append(Edit(gid, NAMES_SPEAKERS, j, [had], 1, None, now))
-    edits += [Edit(gid, "names", b0, [replace(p) for p in old[a0:a1]], b1 - b0, None, now) for a0, a1, b0, b1 in stretches]
-    return edits + [Edit(gid, "names", 0, [], 0, list(before.speakers), now)]
+            edits.append(Edit(gid, NAMES_SPEAKERS, j, [had], 1, None, now, by))
+    edits += [Edit(gid, "names", b0, [replace(p) for p in old[a0:a1]], b1 - b0, None, now, by)
+              for a0, a1, b0, b1 in stretches]
+    return edits + [Edit(gid, "names", 0, [], 0, list(before.speakers), now, by)]
 
 
 def _given_back(p: Phrase, had: Phrase) -> Phrase:
@@ -410,19 +413,47 @@ def heard(p: Phrase) -> Optional[str]:
 KINDS = ("words", "speaker", "split", "join", "names", "undo")
 
 
-def correction(t: Transcript, asked: Mapping[str, object]) -> Transcript:
-    """The correction a request asks for: {"kind": one of KINDS, and its fields}."""
+def correction(t: Transcript, asked: Mapping[str, object], by: str = "") -> Transcript:
+    """The correction a request asks for: {"kind": one of KINDS, and its fields}, made `by` that
+    person (kept in the history: Edit.by; "" in a one-person library)."""
     kind = asked.get("kind")
     if kind == "words":
-        return corrected(t, asked.get("phrase"), asked.get("text"))
+        return corrected(t, asked.get("phrase"), asked.get("text"), by)
     if kind == "speaker":
-        return given(t, asked.get("phrase"), asked.get("speaker"), asked.get("first"), asked.get("last"))
+        return given(t, asked.get("phrase"), asked.get("speaker"), asked.get("first"), asked.get("last"), by)
     if kind == "split":
-        return split(t, asked.get("phrase"), asked.get("word"))
+        return split(t, asked.get("phrase"), asked.get("word"), by)
     if kind == "join":
-        return joined(t, asked.get("phrase"))
+        return joined(t, asked.get("phrase"), by)
     if kind == "names":
-        return renamed(t, asked.get("names"))
+        return renamed(t, asked.get("names"), by)
     if kind == "undo":
         return undone(t)
     raise CorrectionError(f"Unknown correction {kind!r}.", f"Ask for one of: {', '.join(KINDS)}.")
+
+
+def touches(asked: Mapping[str, object]) -> conflicts.Touches:
+    """What the correction `asked` (as `correction` reads it) touches, for a change made on an
+    older version of the interview (igot.outputs.store.Library.change): made on the interview as it
+    is now when that is as the person's page read it, refused otherwise.
+    - "words", "speaker" (all of a phrase, or some of its words), "split": that phrase;
+      "join": it and the next one; "speaker" also the name of the speaker it is given to. With them, how many phrases there are: a split or join
+      elsewhere moves the indices, and the change could land on another phrase.
+    - "names": the speakers' ids and names only (a correction of a phrase does not collide with it).
+    - "undo": the whole history: undo takes back the interview's last correction, whoever made it,
+      so any correction since refuses it.
+    An unknown kind touches everything the history and phrases say: `correction` refuses it anyway."""
+    kind = asked.get("kind")
+    index = asked.get("phrase")
+    if kind == "speaker" and asked.get("speaker") != NEW_SPEAKER:
+        # Also who the speaker id given is: a naming that made two speakers one renumbers the ids,
+        # and "S2" may now be someone else.
+        return conflicts.phrases_touched([index] if isinstance(index, int) else [], speaker=asked.get("speaker"))
+    if kind in ("words", "speaker", "split"):
+        return conflicts.phrases_touched([index] if isinstance(index, int) else [])
+    if kind == "join":
+        return conflicts.phrases_touched([index, index + 1] if isinstance(index, int) and not isinstance(index, bool)
+                                         else [])
+    if kind == "names":
+        return conflicts.SPEAKERS
+    return conflicts.EDITS

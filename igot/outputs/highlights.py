@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from igot.errors import IgotError
+from igot.outputs import conflicts
 from igot.outputs.spans import Span, phrase_spans
 from igot.text import clean_text, typed_line, without_controls
 from igot.transcript import Highlight, Transcript
@@ -212,9 +213,11 @@ def checked_times(t: Transcript, start: object, end: object) -> tuple[float, flo
     return start_s, end_s
 
 
-def new_highlight(t: Transcript, start: object, end: object, tags: Sequence[object] = (), note: object = "") -> Highlight:
+def new_highlight(t: Transcript, start: object, end: object, tags: Sequence[object] = (), note: object = "",
+                  by: str = "") -> Highlight:
     """A highlight of the words said between `start` and `end`, checked: times inside the
-    recording, words there, sane tags and note."""
+    recording, words there, sane tags and note. `by`: who makes it ("" in a one-person library);
+    it stays who made it when others edit it (who changed what is the activity log's)."""
     start_s, end_s = checked_times(t, start, end)
     quote = quote_between(t, start_s, end_s)
     if not quote:
@@ -224,7 +227,7 @@ def new_highlight(t: Transcript, start: object, end: object, tags: Sequence[obje
     at = t.phrase_at(start_s)
     speaker = t.phrases[at].speaker if at is not None else ""
     return Highlight(uuid.uuid4().hex[:12], round(start_s, 3), round(end_s, 3), quote, speaker,
-                     checked_tags(tags), checked_note(note), _now())
+                     checked_tags(tags), checked_note(note), _now(), conflicts.person(by))
 
 
 def find(t: Transcript, highlight_id: str) -> Highlight:
@@ -252,6 +255,51 @@ def edited(t: Transcript, highlight_id: str, tags: Optional[Sequence[object]] = 
 def without_highlight(t: Transcript, highlight_id: str) -> Transcript:
     find(t, highlight_id)
     return replace(t, highlights=[h for h in t.highlights or [] if h.id != highlight_id])
+
+
+# --- what each change touches (igot.outputs.conflicts): two people highlighting at once --------------
+# Adding a highlight touches nothing another change can collide with: it has an id of its own, and
+# its quote is read from the interview as it is when it is added.
+TOUCHES_NEW = conflicts.NOTHING
+
+
+def highlight_state(t: Transcript, highlight_id: str) -> Optional[dict]:
+    """Highlight `highlight_id` as an edit or a deletion of it reads it (its tags, note and
+    moment), JSON-able; None when it is gone. Not its quote and speaker: a correction of its words
+    brings those in step, and does not collide with a new tag."""
+    h = next((h for h in t.highlights or [] if h.id == highlight_id), None)
+    if h is None:
+        return None
+    return {"id": h.id, "tags": list(h.tags), "note": h.note, "start": h.start, "end": h.end, "quote": h.quote,
+            "by": h.by}
+
+
+def _highlight_conflict(highlight_id: str):
+    def describe(base: Transcript, now: Transcript) -> conflicts.Conflict:
+        state = highlight_state(now, highlight_id)
+        thing = f"highlight {highlight_id}"
+        if state is None:
+            return conflicts.Conflict(thing, None, "", f"This highlight was deleted since your page read it. "
+                                                       f"{conflicts.NOT_MADE}")
+        # Who edited it is not kept in the interview (Highlight.by is who made it): said as whose it is.
+        whose = f"{state['by']}'s highlight" if state["by"] else "This highlight"
+        tags = ", ".join(f"“{tag}”" for tag in state["tags"]) or "none"
+        note = f", its note {conflicts.quoted(state['note'])}" if state["note"] else ", no note"
+        return conflicts.Conflict(thing, state, "", f"{whose} {conflicts.quoted(state['quote'])} was changed since "
+                                                    f"your page read it: its tags are now {tags}{note}. "
+                                                    f"{conflicts.NOT_MADE}")
+    return describe
+
+
+def touches_highlight(highlight_id: str) -> conflicts.Touches:
+    """What editing or deleting highlight `highlight_id` touches: that highlight (its tags, note,
+    start and end; None once deleted)."""
+    return conflicts.Touches(lambda t: _touched_state(t, highlight_id), _highlight_conflict(highlight_id))
+
+
+def _touched_state(t: Transcript, highlight_id: str) -> object:
+    state = highlight_state(t, highlight_id)
+    return None if state is None else (state["tags"], state["note"], state["start"], state["end"])
 
 
 def tags_renamed(t: Transcript, old: str, new: str) -> Optional[Transcript]:

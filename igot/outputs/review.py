@@ -27,6 +27,7 @@ from typing import Iterable, Optional, Sequence
 from igot.asr import glossary as terms_of
 from igot.asr.transcribe import UNTRANSCRIBED
 from igot.errors import IgotError
+from igot.outputs import conflicts
 from igot.speakers import phrase_voices
 from igot.transcript import Transcript
 
@@ -77,6 +78,30 @@ def accepted(t: Transcript, item_id: object, glossary: Sequence[str] = (), optio
         raise ReviewError(f"There is no review item {str(item_id)[:60]!r} left in this interview.",
                           "Reload the page: it may have been fixed or accepted already.")
     return replace(t, reviewed=(t.reviewed + [item_id])[-REVIEWED_MAX:])
+
+
+def touches(item_id: object, glossary: Sequence[str] = (), options: ReviewOptions = ReviewOptions()) -> conflicts.Touches:
+    """What accepting item `item_id` touches, for an accept made on an older version of the
+    interview (igot.outputs.store.Library.change): the phrase the item is in (found by its id, as
+    `accepted` finds it) and how many phrases there are. An item gone since (fixed, or accepted by
+    someone else) reads as None: the accept is refused, saying what the phrase reads now."""
+    def phrase_of(t: Transcript) -> tuple[bool, Optional[int]]:
+        found = next((i for i in items(t, glossary, options) if i.id == item_id), None)
+        return found is not None, found.phrase if found is not None else None
+
+    def reads(t: Transcript) -> object:
+        there, k = phrase_of(t)
+        return None if not there else conflicts.phrases_read([k] if k is not None else [])(t)
+
+    def describe(base: Transcript, now: Transcript) -> conflicts.Conflict:
+        _, k = phrase_of(base)
+        indices = [k] if k is not None else []
+        if conflicts.phrases_read(indices)(base) != conflicts.phrases_read(indices)(now):
+            return conflicts.phrases_conflict(indices)(base, now)
+        return conflicts.Conflict(f"review {item_id}", None, "", "This item was accepted or fixed since your page read "
+                                                                 f"the interview. {conflicts.NOT_MADE}")
+
+    return conflicts.Touches(reads, describe)
 
 
 # --- each kind ------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ import orjson
 from igot.asr import glossary as glossary_module
 from igot.speakers import voices as voices_module
 from igot.errors import IgotError
-from igot.outputs import export, highlights, library, stems
+from igot.outputs import conflicts, export, highlights, library, stems
 from igot.runtime import changes
 from igot.runtime.files import first_link
 from igot.text import without_controls
@@ -522,6 +522,13 @@ def _carried_over(t: Transcript, before: Optional[Transcript], path: Path) -> Tr
 # --- the library folder as the workspace and `igot tags` read and change it -----------------------
 RELOAD = "Reload the page to see the change, then do it again."
 KEEP_READ = 4  # interviews kept parsed (an hour is ~50 MB as Python objects)
+# Recent versions of the interviews kept in memory, across the library: what a change made on an
+# older version (a team: another person changed the interview meanwhile) is compared against. Only
+# those of the KEEP_READ interviews kept parsed: versions this library writes share all they did not
+# change with the one they were made from (phrases, turns), and one read from a file shares the
+# phrases it has in common with the one kept, so a version costs what differs (a correction: a list
+# of the phrases, ~12 kB on an hour), while every other interview's would cost the hour again.
+KEEP_VERSIONS = 256
 
 
 class LibraryError(IgotError):
@@ -535,7 +542,17 @@ class NotFound(LibraryError):
 
 
 class Stale(LibraryError):
+    """The interview (or glossary, or prompt) changed since the page read it. For a change refused
+    because someone changed the very thing it changes (igot.outputs.conflicts): `thing`, a short key
+    ("phrase 12", "highlight ab12cd"), `now`, that thing as it is now (JSON-able, None when gone),
+    and `by`, who changed it ("" when the interview cannot say); None, None, "" otherwise."""
+
     status = 409
+
+    def __init__(self, problem: str, fix: str = "", *, thing: Optional[str] = None, now: Optional[dict] = None,
+                 by: str = "") -> None:
+        super().__init__(problem, fix)
+        self.thing, self.now, self.by = thing, now, by
 
 
 class CannotWrite(LibraryError):
@@ -550,6 +567,10 @@ class Opened:
     path: Path
     transcript: Transcript
     version: str
+    # What Library.change answers: True when the change was made over a newer version than the one
+    # it named (others' changes meanwhile are in `transcript`: a page that patches in only what its
+    # own change did must read the interview again).
+    merged: bool = False
 
 
 def version_of(data: bytes) -> str:
@@ -570,6 +591,8 @@ class Library:
         # The last interviews read, by version: an hour's JSON takes ~0.1 s to parse, and the
         # version (a hash of the file) says whether the file is still the one read.
         self._read: OrderedDict[str, Opened] = OrderedDict()
+        # (stem, version) -> the interview at that version: the last KEEP_VERSIONS read or written.
+        self._versions: OrderedDict[tuple[str, str], Transcript] = OrderedDict()
         self._listed: Optional[tuple[tuple, tuple[list[library.Interview], list[library.Skipped]]]] = None
 
     def locked(self):
@@ -638,8 +661,11 @@ class Library:
             if kept is not None and kept.version == version:
                 self._read.move_to_end(stem)
                 return kept
+            known = self._versions.get((stem, version))
+        if known is not None:  # a version this library wrote or read, back again (an undo's file, another tab)
+            return self._keep(Opened(stem, path, known, version))
         try:
-            t = Transcript.from_json(data.decode("utf-8"))
+            t = _shared(Transcript.from_json(data.decode("utf-8")), kept.transcript if kept is not None else None)
         except IgotError as err:
             raise LibraryError(f"{path.name} cannot be opened: {err.problem}", err.fix) from None
         except (ValueError, KeyError, TypeError, AttributeError) as err:
@@ -650,29 +676,75 @@ class Library:
         with self._kept_lock:
             self._read[opened.stem] = opened
             self._read.move_to_end(opened.stem)
+            dropped = False
             while len(self._read) > KEEP_READ:
                 self._read.popitem(last=False)
+                dropped = True
+            if dropped:  # its versions go with it: each would hold the whole interview again
+                for key in [key for key in self._versions if key[0] not in self._read]:
+                    del self._versions[key]
+        self._remember(opened.stem, opened.version, opened.transcript)
         return opened
+
+    def _remember(self, stem: str, version: str, t: Transcript) -> None:
+        """Interview `stem` at `version` kept among the recent versions (KEEP_VERSIONS), while
+        the interview is among those kept parsed (KEEP_READ)."""
+        with self._kept_lock:
+            if stem not in self._read:
+                return
+            self._versions[(stem, version)] = t
+            self._versions.move_to_end((stem, version))
+            while len(self._versions) > KEEP_VERSIONS:
+                self._versions.popitem(last=False)
+
+    def version_at(self, stem: str, version: str) -> Optional[Transcript]:
+        """Interview `stem` as it was at `version`, when that version is still kept in memory (read
+        or written by this library lately); None otherwise."""
+        with self._kept_lock:
+            return self._versions.get((stem, version))
+
+    def _may_follow(self, stem: str, version: str, now: Opened,
+                    touches: Optional[Callable[[Transcript], object]]) -> None:
+        """Whether a change made on `version` of interview `stem` may be made on it as it is `now`
+        (a newer version): only when the change says what it touches, the version it was made on is
+        known, and what it touches is as it was then. Stale otherwise, saying what changed and who
+        changed it when the change can say (igot.outputs.conflicts)."""
+        base = self.version_at(stem, version) if touches is not None else None
+        if base is None:  # as a one-person library always was: nothing to compare with, so never over a newer file
+            raise Stale(f"Interview '{now.transcript.source.title}' changed since this page read it "
+                        "(in another tab or window?): nothing was changed.", RELOAD)
+        if touches(base) == touches(now.transcript):
+            return
+        said = conflicts.conflict_of(touches, base, now.transcript)
+        raise Stale(said.problem, conflicts.FIX, thing=said.thing, now=said.now, by=said.by)
 
     # --- changing -------------------------------------------------------------------------
     def change(self, stem: str, version: object, make: Callable[[Transcript], Transcript],
-               voices: Optional[Callable[[Transcript], Optional[voices_module.Voices]]] = None) -> Opened:
+               voices: Optional[Callable[[Transcript], Optional[voices_module.Voices]]] = None, *,
+               touches: Optional[Callable[[Transcript], object]] = None) -> Opened:
         """Apply `make` to interview `stem` when it is still at `version`, and save the result
         through the one save path; Stale when the file changed since that version. `voices`: the
-        library's remembered voices once the change is made (a naming), written with it."""
+        library's remembered voices once the change is made (a naming), written with it.
+
+        `touches` (a team: igot.outputs.conflicts.Touches, or any function of a transcript): what the
+        change reads of the interview. Given, a change made on an older version that this library
+        still keeps in memory (KEEP_VERSIONS) is made on the interview as it is now, keeping what
+        others changed meanwhile, when `touches` gives the same in both; when it does not, Stale
+        says what changed and who (Stale.thing, .now, .by). Without it, or when that version is no
+        longer known (another process wrote it, or it is long gone), any newer file refuses it."""
         if not isinstance(version, str) or not version:
             raise LibraryError("The change does not say which version of the interview it was made on.", RELOAD)
         try:
             with self.locked():
                 now = self.open(stem)
                 if version != now.version:
-                    raise Stale(f"Interview '{now.transcript.source.title}' changed since this page read it "
-                                "(in another tab or window?): nothing was changed.", RELOAD)
+                    self._may_follow(stem, version, now, touches)
                 made = make(now.transcript)
                 remembered = voices(made) if voices is not None and made is not now.transcript else None
                 saved = save(made, self.folder, stem, drive=False, replaces=now.transcript, remembered=remembered,
                              known=self._known())
-                return self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
+                kept = self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
+                return replace(kept, merged=True) if version != now.version else kept
         except OSError as err:
             raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",
                               "Check that the disk has room and the folder can be written to; reload, then do it again.") from None
@@ -699,6 +771,8 @@ class Library:
                 texts[self.folder / library.INDEX] = library.library_page(
                     self.folder, {now.path: t for now, t in made.values()}, interviews)
                 changes.Change(self.folder, texts).commit()
+                for stem, (now, t) in made.items():  # a page that read the version before may still change what this did not
+                    self._remember(stem, version_of(now.path.read_bytes()), t)
                 return list(made)
         except OSError as err:
             raise CannotWrite(f"Could not write the library {self.folder} ({err.strerror or err}): nothing was changed.",
@@ -835,15 +909,17 @@ class Library:
                               "Check that the disk has room and the folder can be written to, then do it again.") from None
 
     # --- an interview's summary written again (the workspace: igot.workspace.models) ---------------
-    def opened_at(self, stem: str, version: object) -> Opened:
+    def opened_at(self, stem: str, version: object, *,
+                  touches: Optional[Callable[[Transcript], object]] = None) -> Opened:
         """Interview `stem` as its file is now, when that is still `version`; Stale otherwise. A
-        long job made from it (a summary written again) is refused before it starts, not after."""
+        long job made from it (a summary written again) is refused before it starts, not after.
+        `touches`: as in `change`: a newer version is returned when what it touches is as it was
+        at `version` (a summary: _summary_reads)."""
         if not isinstance(version, str) or not version:
             raise LibraryError("The change does not say which version of the interview it was made on.", RELOAD)
         now = self.open(stem)
         if version != now.version:
-            raise Stale(f"Interview '{now.transcript.source.title}' changed since this page read it "
-                        "(in another tab or window?): nothing was changed.", RELOAD)
+            self._may_follow(stem, version, now, touches)
         return now
 
     def keep_summary(self, stem: str, read: Transcript, written: Transcript) -> Opened:
@@ -932,9 +1008,28 @@ def checked_prompt(text: str, what: str) -> str:
     return text
 
 
+def _shared(t: Transcript, kept: Optional[Transcript]) -> Transcript:
+    """`t` (just read from a file) with the phrases and turns it has in common with `kept` (a
+    version of the same interview kept in memory) taken from it: the recent versions kept
+    (KEEP_VERSIONS) then cost what differs, not the hour again."""
+    if kept is None:
+        return t
+    same = {(p.start, p.end, p.text): p for p in kept.phrases}
+    phrases = [q if (q := same.get((p.start, p.end, p.text))) is not None and q == p else p for p in t.phrases]
+    turns = kept.turns if kept.turns == t.turns else t.turns
+    return replace(t, phrases=phrases, turns=turns)
+
+
 def _summary_reads(t: Transcript) -> tuple:
     """What a summary is written from (igot.summary.summarize fills its prompt with these)."""
     return t.phrases, t.speakers, t.source.title, t.language
+
+
+# What writing the summary again touches (Library.opened_at's `touches`): what it is written from.
+# A highlight added meanwhile does not stop it; a correction does, since its points cite phrases by place.
+SUMMARY_TOUCHES = conflicts.Touches(_summary_reads, lambda base, now: conflicts.Conflict(
+    "summary", None, "", "The interview was corrected since your page read it, and the summary is written from its "
+                         f"phrases. {conflicts.NOT_MADE}"))
 
 
 @dataclass
