@@ -19,6 +19,11 @@ highlights spread over them, then serves the folder and times, over HTTP on 127.
 - a tag renamed across every interview (POST api/tags/rename: every interview's JSON, HTML and
   Markdown and the library page prepared, then put in place together), `--renames` times.
 
+- a team's minute (`team`): 20 people signed in to `igot serve --team` at once, each making a
+  highlight, a correction, a comment or a search every 0.5-2 s, a third of them on two shared
+  interviews; then every acknowledged change is looked for and every JSON parsed (issue 50:
+  p95 of a change under 200 ms, nothing lost).
+
 Each is timed `--runs` times: p50 and p95. Targets (issues 31, 38, 39): the hour opens in under 1 s,
 a highlight is saved and a phrase corrected in under 100 ms at p95.
 
@@ -47,7 +52,7 @@ from igot_dev.tables import table
 
 TAGS = ["pricing", "onboarding", "trust", "support", "fees", "app speed"]
 STUDY = "study 2026"  # a tag on one highlight of every interview: what a rename across the library changes
-STEPS = ("board", "open", "search", "highlight", "search-after", "correction", "rename", "browser")
+STEPS = ("board", "open", "search", "highlight", "search-after", "correction", "rename", "browser", "team")
 
 
 def interview(seed: int, hours: float) -> Transcript:
@@ -174,6 +179,8 @@ def main() -> None:
     parser.add_argument("--no-browser", dest="browser", action="store_false", help="skip the Chromium timing")
     parser.add_argument("--folder", type=Path, help="make the library there, or reuse the one made there before")
     parser.add_argument("--steps", default=",".join(STEPS), help=f"which to time, of {','.join(STEPS)} (the starts always)")
+    parser.add_argument("--people", type=int, default=20, help="team: how many people work at once (default: 20)")
+    parser.add_argument("--seconds", type=float, default=60, help="team: for how long (default: 60)")
     args = parser.parse_args()
     steps = set(args.steps.split(","))
     if not steps <= set(STEPS):
@@ -226,13 +233,160 @@ def main() -> None:
                 rows.append(("the hour opened in Chromium (click to page ready)", browser_open(running.url, hour, args.runs)))
         finally:
             running.stop()
+        if "team" in steps:
+            team_rows = team_minute(folder, args.interviews, args.people, args.seconds)
 
     found = [{"step": f"start, {label} (server up to the library's list)", "p50": f"{seconds * 1000:.0f} ms", "p95": "(once)"}
              for label, seconds in starts]
     for label, samples in rows:
         p50, p95 = percentiles(samples)
         found.append({"step": label, "p50": f"{p50 * 1000:.0f} ms", "p95": f"{p95 * 1000:.0f} ms"})
+    if "team" in steps:
+        found += team_rows
     table(found, f"Machine: {os.cpu_count()} cores. {args.runs} runs each.")
+
+
+# --- a team's minute: 20 people signed in, working at once ------------------------------------------
+class Person:
+    """One signed-in person of the team server, as their page is: the session cookie and the page's token."""
+
+    def __init__(self, port: int, email: str, password: str) -> None:
+        self.port = port
+        status, _, cookie = self.raw("POST", "/api/session", {"email": email, "password": password},
+                                     {"Origin": f"http://127.0.0.1:{port}"})
+        assert status == 200, status
+        self.cookie = cookie.split(";")[0]
+        page = self.raw("GET", "/")[1]
+        self.token = page.decode().split('name="igot-token" content="')[1].split('"')[0]
+
+    def raw(self, method: str, path: str, body=None, headers=None) -> tuple[int, bytes, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        sent = {**(headers or {}), **({"Content-Type": "application/json"} if body is not None else {})}
+        if getattr(self, "cookie", None):
+            sent.update({"Cookie": self.cookie, "X-iGot-Token": self.token, "Origin": f"http://127.0.0.1:{self.port}"})
+        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=sent)
+        answer = conn.getresponse()
+        data = answer.read()
+        conn.close()
+        return answer.status, data, answer.getheader("set-cookie") or ""
+
+    def call(self, method: str, path: str, body=None) -> tuple[int, dict]:
+        status, data, _ = self.raw(method, path, body)
+        return status, json.loads(data)
+
+
+def team_minute(folder: Path, count: int, people: int, seconds: float, seed: int = 7) -> list[dict]:
+    """`people` researchers signed in to one team server over the library, each working for
+    `seconds`: a highlight, a correction, a comment or a search every 0.5-2 s (their think time),
+    most on an interview of their own, a third of them together on two shared interviews (their
+    changes to different phrases must all be kept). Every acknowledged highlight, correction and
+    comment is then looked for in the files and the team's database; every JSON must parse."""
+    import random
+    import threading
+
+    from igot.team import comments as team_comments
+    from igot.team import people as team_people
+    from igot.team.db import team_db
+    from igot.workspace import team_server
+
+    db = team_db(folder)
+    password = "benchmark password"
+    sock = team_server.bind(0)
+    where = team_server.address("127.0.0.1", sock.getsockname()[1])
+    emails = [f"person{i:02d}@example.com" for i in range(people)]
+    for i, email in enumerate(emails):
+        if team_people.by_email(db, email) is None:
+            team_people.accept(db, team_people.invite(db, email, "researcher"), f"Person {i:02d}", password)
+    running = team_server.start_team(folder, where, sock=sock)
+    took: dict[str, list[float]] = {"highlight": [], "correction": [], "comment": [], "search": []}
+    kept: dict[str, list] = {"highlight": [], "correction": [], "comment": []}
+    refused = {"conflict": 0}
+    lock = threading.Lock()
+    shared = ["interview-001", "interview-002"]
+    end = time.perf_counter() + seconds
+
+    def work(i: int) -> None:
+        rng = random.Random(seed * 1000 + i)
+        me = Person(where.port, emails[i], password)
+        stem = shared[i % 2] if i % 3 == 0 else f"interview-{3 + i:03d}"
+        page = me.call("GET", f"/api/interviews/{stem}")[1]
+        # Each person corrects phrases of their own (on a shared interview, the others' are other phrases).
+        mine = [k for k in range(len(page["phrases"])) if k % people == i] or [i % len(page["phrases"])]
+        while time.perf_counter() < end:
+            time.sleep(rng.uniform(0.5, 2.0))
+            what = rng.choice(["highlight", "highlight", "correction", "comment", "search"])
+            t0 = time.perf_counter()
+            if what == "search":
+                status, _ = me.call("GET", "/api/search?q=cart%C3%A3o")
+            elif what == "highlight":
+                p = page["phrases"][rng.randrange(len(page["phrases"]))]
+                status, done = me.call("POST", f"/api/interviews/{stem}/highlights",
+                                       {"version": page["version"], "start": p["start"], "end": p["end"], "tags": [f"p{i}"]})
+                if status == 201:
+                    page["version"] = done["version"]
+                    with lock:
+                        kept["highlight"].append((stem, done["id"]))
+            elif what == "correction":
+                k = rng.choice(mine)
+                text = f"{page['phrases'][k]['text'].rstrip('.')} ({i}-{rng.randrange(10**6)})."
+                status, done = me.call("POST", f"/api/interviews/{stem}/corrections",
+                                       {"version": page["version"], "kind": "words", "phrase": k, "text": text})
+                if status == 200:
+                    page["version"] = done["version"]
+                    page["phrases"][k]["text"] = text
+                    with lock:
+                        kept["correction"].append((stem, k, i, text))
+            else:
+                highlights_now = me.call("GET", f"/api/interviews/{stem}")[1]["highlights"]
+                t0 = time.perf_counter()  # the comment alone is timed
+                target = highlights_now[rng.randrange(len(highlights_now))]["id"]
+                status, done = me.call("POST", f"/api/interviews/{stem}/highlights/{target}/comments",
+                                       {"text": f"seen by {i}"})
+                if status == 201:
+                    with lock:
+                        kept["comment"].append(done["id"])
+            spent = time.perf_counter() - t0
+            if status == 409:
+                with lock:
+                    refused["conflict"] += 1
+                page = me.call("GET", f"/api/interviews/{stem}")[1]
+                continue
+            assert status in (200, 201), (what, status)
+            with lock:
+                took[what].append(spent)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(people)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        running.stop()
+    # Nothing lost: every acknowledged change is in the files (a later correction of the same
+    # phrase by the same person replaces theirs), every comment in the database, every JSON parses.
+    lost = 0
+    files = {p.stem: Transcript.load(p) for p in folder.glob("interview-*.json")}
+    assert len(files) == count
+    for stem, hid in kept["highlight"]:
+        lost += not any(h.id == hid for h in files[stem].highlights or [])
+    last: dict[tuple, str] = {}
+    for stem, k, i, text in kept["correction"]:
+        last[(stem, k)] = text
+    lost += sum(files[stem].phrases[k].text != text for (stem, k), text in last.items())
+    in_db = {c.id for stem in files for thread in team_comments.threads(db, stem).values() for c in thread}
+    lost += sum(cid not in in_db for cid in kept["comment"])
+    rows = []
+    for what, samples in took.items():
+        if samples:
+            p50, p95 = percentiles(samples)
+            rows.append({"step": f"{people} people for {seconds:.0f} s: a {what} ({len(samples)} made)",
+                         "p50": f"{p50 * 1000:.0f} ms", "p95": f"{p95 * 1000:.0f} ms"})
+    changes = took["highlight"] + took["correction"] + took["comment"]
+    p50, p95 = percentiles(changes)
+    rows.append({"step": f"**every change** ({len(changes)}; {refused['conflict']} refused as conflicts; {lost} lost; "
+                         f"{len(files)} JSON files parse)", "p50": f"{p50 * 1000:.0f} ms", "p95": f"**{p95 * 1000:.0f} ms**"})
+    return rows
 
 
 def browser_open(url: str, stem: str, runs: int) -> list[float]:

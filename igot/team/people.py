@@ -147,6 +147,12 @@ def join_with_identity(db: TeamDB, email: str, name: str, subject: str, default_
     raise IgotError(f"{email} is not on this team.", "Ask an admin to invite you.")
 
 
+class WrongPassword(IgotError):
+    """An e-mail and password that are not a person's (one answer for both: who exists is not said)."""
+
+    status = 401
+
+
 def check_password(db: TeamDB, email: str, password: str, where: str, now: Clock = time.time) -> Person:
     """The person whose email and password these are. A wrong password and an unknown email give
     one answer after one argon2 check; too many wrong ones in a row (per email, per address
@@ -159,7 +165,7 @@ def check_password(db: TeamDB, email: str, password: str, where: str, now: Clock
         row = _row_by_email(conn, email, active=True)
     stored = row["password_hash"] if row is not None and row["password_hash"] else None
     if not _verify(stored, password or ""):
-        raise IgotError(*WRONG)
+        raise WrongPassword(*WRONG)
     throttle.succeeded(db, keys[0], keys[1:], now)
     if hasher().check_needs_rehash(stored):
         _store_hash(db, row["id"], stored, hasher().hash(password))

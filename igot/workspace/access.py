@@ -74,6 +74,19 @@ def need(what: str):
     return Depends(Need(what))
 
 
+def api_routes(routes) -> list:
+    """Every route of an app or router, those of the routers it includes too (FastAPI keeps an
+    included router as one entry that holds the router)."""
+    found = []
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            found += api_routes(inner.routes)
+        elif hasattr(route, "dependencies") and hasattr(route, "methods"):
+            found.append(route)
+    return found
+
+
 def declared(route) -> Optional[str]:
     """What a route declared it needs, or None."""
     for dep in getattr(route, "dependencies", ()):

@@ -34,7 +34,7 @@ from igot.search import ask
 from igot.team.roles import PUBLIC, READ
 from igot.workspace import review as review_page
 from igot.workspace import team_door
-from igot.workspace.access import Team, declared, need
+from igot.workspace.access import Team, api_routes, declared, need
 from igot.workspace.guard import DEFAULT_PORT, Door
 from igot.workspace.models import Models
 from igot.workspace.queue import Queue
@@ -50,8 +50,7 @@ from igot.workspace.themes import Themes
 try:
     import uvicorn
     from fastapi import FastAPI, Request
-    from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
-    from fastapi.routing import APIRoute
+    from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
     from starlette.concurrency import run_in_threadpool
 except ImportError as err:  # pragma: no cover - said to the user
     raise IgotError(f"The workspace needs FastAPI and uvicorn ({err.name} is missing).",
@@ -144,6 +143,8 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
 
     @app.exception_handler(IgotError)
     async def igot_error(request: Request, err: IgotError) -> Response:
+        if isinstance(err, store.Stale) and err.thing is not None:  # a teammate changed this very thing: who, and what is there now
+            return JSONResponse({"error": str(err), "thing": err.thing, "now": err.now, "by": err.by}, status_code=409)
         return error(getattr(err, "status", 400), str(err))
 
     # --- pages --------------------------------------------------------------------------
@@ -164,7 +165,7 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         app.include_router(module.router(ctx))
     if team is not None:
         app.include_router(team_routes.router(ctx, page_file))
-    undeclared = [f"{sorted(r.methods)} {r.path}" for r in app.routes if isinstance(r, APIRoute) and declared(r) is None]
+    undeclared = [f"{sorted(r.methods)} {r.path}" for r in api_routes(app.routes) if declared(r) is None]
     if undeclared:  # every route says what it needs, or the app is not built
         raise RuntimeError(f"routes without a need (igot.workspace.access.need): {undeclared}")
     return app

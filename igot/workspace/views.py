@@ -108,10 +108,11 @@ def phrases_view(t: Transcript, start: int = 0, stop: Optional[int] = None) -> l
     with), and what the machine heard where the researcher corrected them."""
     phrases = t.phrases[start:stop]
     words = highlights.phrase_words(replace(t, phrases=phrases))
+    by_at = {e.at: e.by for e in t.edits if e.kind == "words" and e.by}  # who corrected the words there last
     return [{"speaker": p.speaker, "start": p.start, "end": p.end, "text": text,
              "words": [[round(s.c0), round(s.c1), round(s.start, 3), round(s.end, 3)] for s in spans],
-             "heard": corrections.heard(p)}
-            for p, (text, spans) in zip(phrases, words)]
+             "heard": corrections.heard(p), "corrected_by": by_at.get(start + k, "") if corrections.heard(p) else ""}
+            for k, (p, (text, spans)) in enumerate(zip(phrases, words))]
 
 
 def corrections_view(t: Transcript) -> dict:
@@ -130,7 +131,8 @@ def correction_view(before: Transcript, opened: Opened) -> dict:
     at, removed, added = changed_phrases(before.phrases, t.phrases)
     return {"version": opened.version, "duration": t.length(),
             "replaced": {"at": at, "removed": removed, "phrases": phrases_view(t, at, at + added)},
-            "speakers": speakers_view(t), "highlights": highlights_view(t), "corrections": corrections_view(t)}
+            "speakers": speakers_view(t), "highlights": highlights_view(t), "corrections": corrections_view(t),
+            "merged": opened.merged}  # made over a teammate's newer change: the page reads the interview again
 
 
 def changed_phrases(before: Sequence[Phrase], after: Sequence[Phrase]) -> tuple[int, int, int]:

@@ -11,7 +11,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from igot.outputs import corrections, highlights, review
+from igot.outputs import corrections, highlights, review, store
 from igot.outputs.export import SUMMARY_NOTE
 from igot.speakers import voices
 from igot.team import activity
@@ -29,7 +29,10 @@ CORRECTED = {"words": activity.CORRECTED, "speaker": activity.GAVE_SPEAKER, "spl
 
 
 def changed(opened, highlight_id: Optional[str]) -> dict:
-    return {"version": opened.version, "highlights": views.highlights_view(opened.transcript), "id": highlight_id}
+    """The answer to a highlight's change; `merged`: it was made over a teammate's newer change,
+    which the page then reads (the interview again) to show both."""
+    return {"version": opened.version, "highlights": views.highlights_view(opened.transcript), "id": highlight_id,
+            "merged": opened.merged}
 
 
 def router(ctx: Context) -> APIRouter:
@@ -58,7 +61,7 @@ def router(ctx: Context) -> APIRouter:
             return highlights.with_highlight(t, h)
 
         opened = await run_in_threadpool(lib.change, stem, asked.get("version"), add,
-                                         touches=highlights.touches_nothing)
+                                         touches=highlights.TOUCHES_NEW)
         h = made["h"]
         ctx.did(request, activity.HIGHLIGHTED, stem, f"highlight {h.id}", h.start,
                 h.quote + (f" [{', '.join(h.tags)}]" if h.tags else ""))
@@ -70,7 +73,7 @@ def router(ctx: Context) -> APIRouter:
         opened = await run_in_threadpool(
             lib.change, stem, asked.get("version"),
             lambda t: highlights.edited(t, highlight_id, asked.get("tags"), asked.get("note")),
-            touches=highlights.touches(highlight_id))
+            touches=highlights.touches_highlight(highlight_id))
         h = next((h for h in opened.transcript.highlights or [] if h.id == highlight_id), None)
         ctx.did(request, activity.TAGGED, stem, f"highlight {highlight_id}", h.start if h else None,
                 ", ".join(h.tags) if h else "")
@@ -84,7 +87,7 @@ def router(ctx: Context) -> APIRouter:
             gone["h"] = next((h for h in t.highlights or [] if h.id == highlight_id), None)
             return highlights.without_highlight(t, highlight_id)
 
-        opened = await run_in_threadpool(lib.change, stem, version, remove, touches=highlights.touches(highlight_id))
+        opened = await run_in_threadpool(lib.change, stem, version, remove, touches=highlights.touches_highlight(highlight_id))
         h = gone.get("h")
         ctx.did(request, activity.DELETED_HIGHLIGHT, stem, f"highlight {highlight_id}", h.start if h else None,
                 h.quote if h else "")
@@ -112,7 +115,7 @@ def router(ctx: Context) -> APIRouter:
             (lambda t: voices.after_naming(t, lib.folder, stem, replaces=read["before"])) if naming else None,
             touches=corrections.touches(asked))
         if ctx.team is not None:
-            where = asked.get("index")
+            where = asked.get("phrase")
             p = read["before"].phrases[where] if isinstance(where, int) and 0 <= where < len(read["before"].phrases) else None
             now = opened.transcript.phrases[where] if p is not None and where < len(opened.transcript.phrases) else None
             ctx.did(request, CORRECTED.get(asked.get("kind"), activity.CORRECTED), stem,
@@ -135,7 +138,7 @@ def router(ctx: Context) -> APIRouter:
         def accept() -> dict:
             glossary = lib.kept_glossary().terms
             opened = lib.change(stem, asked.get("version"), lambda t: review.accepted(t, asked.get("accept"), glossary),
-                                touches=review.touches(asked.get("accept")))
+                                touches=review.touches(asked.get("accept"), glossary))
             return review_page.review_view(opened, glossary)
 
         shown = await run_in_threadpool(accept)
@@ -151,7 +154,7 @@ def router(ctx: Context) -> APIRouter:
             # Minutes on a CPU: every check that can refuse it is made before the model writes.
             with models.writing_summary():
                 prompt = lib.prompt_at(asked.get("prompt_version"))
-                before = lib.opened_at(stem, asked.get("version"))
+                before = lib.opened_at(stem, asked.get("version"), touches=store.SUMMARY_TOUCHES)
                 written = models.summary(before.transcript, prompt)
                 opened = lib.keep_summary(stem, before.transcript, written)
             shown = views.summary_view(opened.transcript)
