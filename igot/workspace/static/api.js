@@ -18,8 +18,19 @@ export function allowHere() { made.add(location.hash); }
 // Whether the address shown is one the user asked for.
 export function asked() { return made.has(location.hash); }
 
+// A team's server answers 401 once the session ended (signed out elsewhere, removed by an admin):
+// the one function told (team.js: the signed-out banner) runs once, and no request is sent after.
+let signedOut = () => {};
+let ended = false;
+export function onSignedOut(fn) { signedOut = fn; }
+
 // JSON from the server; an answer other than 2xx throws an Error with its message and .status.
 export async function api(path, options = {}) {
+  if (ended) {
+    const err = new Error("You are signed out: sign in again.");
+    err.status = 401;
+    throw err;
+  }
   const opts = { method: options.method || "GET", headers: { "X-iGot-Token": TOKEN } };
   if (options.body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
@@ -30,6 +41,10 @@ export async function api(path, options = {}) {
   if (!response.ok) {
     const err = new Error(data.error || `The workspace answered ${response.status}.`);
     err.status = response.status;
+    if (response.status === 401 && data.signin && !ended) {
+      ended = true;
+      signedOut(err.message, data.signin);
+    }
     throw err;
   }
   return data;

@@ -3,6 +3,7 @@
 // Every change names the interview's version it was made on: one made on a stale version is
 // refused (409) and nothing is overwritten.
 import { api, withToken } from "./api.js";
+import { commentsHtml, keepFocus, wireComments } from "./comments.js";
 import { goTo, phraseAt } from "./playback.js";
 import { reload, state } from "./state.js";
 import { clock, closePopover, esc, place, speakerClass, toast, view } from "./ui.js";
@@ -38,15 +39,16 @@ export function renderHighlights() {
   });
   document.getElementById("hl-count").textContent = data.highlights.length || "";
   const list = document.getElementById("hl-list");
+  const focus = keepFocus();  // a comment being typed (comments.js) keeps the cursor
   const local = data.player.kind === "video" || data.player.kind === "audio";  // clips are cut from local recordings
   list.innerHTML = data.highlights.length ? data.highlights.map((h) => `
     <li class="hl-item ${speakerClass(h.colour)}" data-id="${esc(h.id)}">
       <div class="hl-tags">${h.tags.map((t) => `<a class="tag" href="#/tag/${encodeURIComponent(t)}">${esc(t)}</a>`).join("") || `<span class="tag none">untagged</span>`}</div>
       <button type="button" class="quote-link" title="Play from here">“${esc(h.quote.length > 160 ? h.quote.slice(0, 157) + "…" : h.quote)}”</button>
-      <div class="hl-by">${h.speaker ? `<span class="who">${esc(h.speaker)}</span> · ` : ""}${clock(h.start)}
+      <div class="hl-by">${h.speaker ? `<span class="who">${esc(h.speaker)}</span> · ` : ""}${clock(h.start)}${h.by ? ` · <span class="hl-maker" title="Highlighted by ${esc(h.by)}">by ${esc(h.by)}</span>` : ""}
       <button type="button" class="link edit">Edit</button><button type="button" class="link delete">Delete</button>${
         local ? `<a class="link clip" href="${withToken(`api/interviews/${encodeURIComponent(data.stem)}/highlights/${encodeURIComponent(h.id)}/clip`)}" download title="An MP4 of this highlight, titled">Clip</a>` : ""}</div>
-      ${h.note ? `<p class="note">${esc(h.note)}</p>` : ""}</li>`).join("")
+      ${h.note ? `<p class="note">${esc(h.note)}</p>` : ""}${commentsHtml(h.id)}</li>`).join("")
     : `<li class="empty">Select words or phrases in the transcript to highlight them.</li>`;
   list.querySelectorAll(".hl-item").forEach((li) => {
     const h = data.highlights.find((x) => x.id === li.dataset.id);
@@ -55,14 +57,21 @@ export function renderHighlights() {
       { stem: data.stem, version: data.version, start: h.start, end: h.end, quote: h.quote, id: h.id, tags: h.tags, note: h.note }, applyChange));
     li.querySelector(".delete").addEventListener("click", (e) => confirmDelete(e.target, h));
   });
+  wireComments(list, focus);
 }
 
-// The server's answer to a change (the new version and highlights) drawn on the interview shown.
+// The interview read again and drawn where the user is (interview.js registers it: no import of it).
+let readAgain = () => {};
+export function setReadAgain(fn) { readAgain = fn; }
+
+// The server's answer to a change (the new version and highlights) drawn on the interview shown;
+// one made over a teammate's newer change (merged) is read again whole, to show theirs too.
 export function applyChange(done) {
   if (!state.interview) return;
   state.interview.version = done.version;
   state.interview.highlights = done.highlights;
   renderHighlights();
+  if (done.merged) readAgain();
 }
 
 // A first click arms the button, a second within 4 s deletes.

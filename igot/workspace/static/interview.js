@@ -2,8 +2,9 @@
 // its transcript, where a click plays a phrase, a selection of words is highlighted, and a phrase
 // is corrected (phrasefix.js). After a correction only the turns it changed are drawn again.
 import { api, playable, withToken } from "./api.js";
+import { canWrite, loadComments } from "./comments.js";
 import { fixBarHtml, heardShown, setRedraw, wireFixBar } from "./corrections.js";
-import { renderHighlights } from "./highlights.js";
+import { renderHighlights, setReadAgain } from "./highlights.js";
 import { wirePhraseFixes } from "./phrasefix.js";
 import { createPlayer } from "./player.js";
 import { goTo, mark, phraseAt, startTicking } from "./playback.js";
@@ -30,14 +31,18 @@ export async function showInterview(stem, params) {
       <p class="keys"><kbd>Space</kbd> play/pause · <kbd>↑</kbd><kbd>↓</kbd> phrase by phrase · select words to highlight · double-click a phrase to correct it</p>
     </aside>
     <section class="transcript${heardShown() ? " show-heard" : ""}" id="transcript" aria-label="Transcript"></section></div>`;
+  loadComments(data.stem);  // a team's server: the highlights' comments (comments.js), drawn when they come
   draw(data);
   const transcript = view.querySelector("#transcript");
   transcript.addEventListener("click", onTranscriptClick);
-  transcript.addEventListener("mouseup", (e) => { if (!e.target.closest(".fix-tools, .who-pick, .editor")) setTimeout(offerHighlight, 0); });
-  transcript.addEventListener("keyup", (e) => { if (e.shiftKey && !e.target.closest(".editor")) offerHighlight(); });
-  wirePhraseFixes(transcript);
+  if (canWrite()) {  // a team's viewer reads and comments, changes nothing
+    transcript.addEventListener("mouseup", (e) => { if (!e.target.closest(".fix-tools, .who-pick, .editor")) setTimeout(offerHighlight, 0); });
+    transcript.addEventListener("keyup", (e) => { if (e.shiftKey && !e.target.closest(".editor")) offerHighlight(); });
+    wirePhraseFixes(transcript);
+  }
   wireSummary(view.querySelector("#summary"));
   setRedraw(redraw);
+  setReadAgain(readAgain);
   const reviewing = wireReview(view, params.get("review") === "1");
   state.player = await createPlayer(view.querySelector("#player"), playable(data.player));
   if (state.interview !== data) return;  // the user moved on while the player loaded
@@ -99,6 +104,45 @@ function redraw(data, replaced) {
   if (side) side.scrollTop = sideY;
   if (marked && state.player) mark(phraseAt(state.player.time()), false);
   refreshReview();  // what the correction fixed leaves the Review list
+}
+
+// The interview shown read again (a change of this page was merged over a teammate's newer one)
+// and drawn where the user is; not if the user moved on or changed it again meanwhile.
+async function readAgain() {
+  const data = state.interview;
+  if (!data) return;
+  const shown = state.shown, version = data.version;
+  let fresh;
+  try { fresh = await api(`api/interviews/${encodeURIComponent(data.stem)}`); } catch { return; }
+  if (shown !== state.shown || !state.interview || state.interview.stem !== fresh.stem || state.interview.version !== version) return;
+  refreshInterview(fresh);
+}
+
+// The interview as a teammate left it (`data`: api/interviews/STEM read again, team.js), drawn where
+// the user is: the same scroll, the same player (not touched), the phrase being said marked again.
+// The transcript is drawn again only when its phrases or speakers changed; else only the highlights.
+export function refreshInterview(data) {
+  const before = state.interview;
+  if (!before || before.stem !== data.stem || !view.querySelector("#transcript")) return;
+  const side = view.querySelector(".side"), y = scrollY, sideY = side ? side.scrollTop : 0;
+  const same = JSON.stringify(before.phrases) === JSON.stringify(data.phrases)
+    && JSON.stringify(before.speakers) === JSON.stringify(data.speakers);
+  setColours(data);
+  if (same) data.phrases = before.phrases;  // the very objects the transcript was drawn from
+  state.interview = data;
+  drawFacts(data);
+  if (same) renderHighlights();
+  else {
+    const marked = state.now >= 0;
+    closePopover();
+    state.now = -1;
+    drawTranscript(data);
+    indexPhrases(data);
+    if (marked && state.player) mark(phraseAt(state.player.time()), false);
+  }
+  scrollTo(scrollX, y);
+  if (side) side.scrollTop = sideY;
+  refreshReview();
 }
 
 // Only the turns that changed are drawn again (an hour has ~1,400 phrases): a turn is kept when it
@@ -174,8 +218,9 @@ function phraseHtml(p, i) {
   });
   // A corrected phrase carries a mark; what the machine heard is beneath it, shown on demand.
   const fixed = p.heard !== null && p.heard !== undefined;
-  return `<span class="phrase${fixed ? " fixed" : ""}" data-i="${i}" title="${clock(p.start)}${fixed ? " · corrected" : ""}">${text + esc(p.text.slice(pos))}${
-    fixed ? `<span class="fixed-mark" title="Corrected: the machine heard “${esc(p.heard)}”"></span>` : ""}</span> `
+  const by = fixed && p.corrected_by ? ` by ${esc(p.corrected_by)}` : "";  // a team's server: who corrected it last
+  return `<span class="phrase${fixed ? " fixed" : ""}" data-i="${i}" title="${clock(p.start)}${fixed ? ` · corrected${by}` : ""}">${text + esc(p.text.slice(pos))}${
+    fixed ? `<span class="fixed-mark" title="Corrected${by}: the machine heard “${esc(p.heard)}”"></span>` : ""}</span> `
     + (fixed ? `<span class="heard" aria-label="What the machine heard">${esc(p.heard)}</span>` : "");
 }
 

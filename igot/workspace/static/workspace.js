@@ -2,6 +2,7 @@
 // address's #fragment, so every request stays relative to where the page is served from
 // (127.0.0.1, or Colab's port proxy under its own path). Each view is its own module, loaded as
 // an ES module from static/ with no build step: a new view is one new module and one line below.
+import { showActivity } from "./activity.js";
 import { showAsk } from "./ask.js";
 import { showGlossary } from "./glossary.js";
 import { showInterview, listenToKeys } from "./interview.js";
@@ -11,6 +12,7 @@ import { listenToReviewKeys } from "./review.js";
 import { listenToSearchBox, showSearch } from "./search.js";
 import { setRouter, state } from "./state.js";
 import { showTag } from "./tag.js";
+import { startTeam } from "./team.js";
 import { showThemes } from "./themes.js";
 import { closePopover, esc, view } from "./ui.js";
 
@@ -23,6 +25,7 @@ const VIEWS = new Map([
   ["ask", (parts, params) => showAsk(params)],
   ["themes", (parts, params) => showThemes(params)],
   ["glossary", () => showGlossary()],
+  ["activity", () => showActivity()],  // a team's server only (team.js)
 ]);
 
 function route() {
@@ -62,4 +65,6 @@ listenToKeys();
 listenToReviewKeys();
 listenToSearchBox();
 window.addEventListener("hashchange", route);
-route();
+// A team's server: who is signed in, first (one person's workspace answers 404 at once); the page
+// is drawn after, by role, unless the session already ended.
+startTeam().catch(() => true).then((draw) => { if (draw) route(); });
