@@ -3,6 +3,7 @@
 // corrections); the page patches what it shows (the player left as it is). Also here, the
 // interview header's part: Undo, and "Show what the machine heard".
 import { api } from "./api.js";
+import { readInterviewAgain } from "./highlights.js";
 import { reload, state } from "./state.js";
 import { esc, toast } from "./ui.js";
 
@@ -41,6 +42,12 @@ export async function correct(asked, said) {
     const answer = await api(`api/interviews/${encodeURIComponent(data.stem)}/corrections`,
       { method: "POST", body: { ...asked, version: data.version } });
     if (state.interview !== data) return null;  // the user moved on while it was saved
+    if (answer.merged) {  // made over a teammate's newer change: what it replaced is of their version, so read it all
+      data.version = answer.version;
+      readInterviewAgain();
+      if (said) toast(said);
+      return data;
+    }
     const next = applied(data, answer);
     redraw(next, answer.replaced);
     if (said) toast(said);

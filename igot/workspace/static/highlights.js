@@ -63,6 +63,8 @@ export function renderHighlights() {
 // The interview read again and drawn where the user is (interview.js registers it: no import of it).
 let readAgain = () => {};
 export function setReadAgain(fn) { readAgain = fn; }
+// The interview shown read again whole (a change merged over a teammate's newer one: corrections.js too).
+export function readInterviewAgain() { readAgain(); }
 
 // The server's answer to a change (the new version and highlights) drawn on the interview shown;
 // one made over a teammate's newer change (merged) is read again whole, to show theirs too.
