@@ -33,6 +33,7 @@ class Browser:
             (shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
         if not binary:
             pytest.fail("Chromium not found: run scripts/setup.sh (or set CHROMIUM to its path)")
+        self.timeout = timeout
         self._playwright = sync_playwright().start()
         try:
             self._browser = self._playwright.chromium.launch(
@@ -46,6 +47,13 @@ class Browser:
         except BaseException:
             self._playwright.stop()
             raise
+
+    def new_context(self, **options):
+        """Another context of the same Chromium: a second person, with cookies of their own
+        (`options`: Playwright's, such as ignore_https_errors=True for a test certificate)."""
+        context = self._browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, **options)
+        context.set_default_timeout(self.timeout * 1000)
+        return context
 
     @staticmethod
     def _block(route: Route) -> None:
