@@ -4,7 +4,6 @@ and twenty wrong passwords."""
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 from pathlib import Path

@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 from urllib.parse import quote
 
 from igot.links import youtube_id
-from igot.outputs import corrections, export, highlights, library
+from igot.outputs import corrections, export, highlights
 from igot.outputs.library import Interview, Skipped
 from igot.search.ask import Answer, Moment
 from igot.search.meaning import Only
