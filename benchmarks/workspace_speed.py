@@ -251,18 +251,18 @@ class Person:
     """One signed-in person of the team server, as their page is: the session cookie and the page's token."""
 
     def __init__(self, port: int, email: str, password: str) -> None:
-        self.port = port
+        self.port, self.cookie, self.token = port, "", ""
         status, _, cookie = self.raw("POST", "/api/session", {"email": email, "password": password},
                                      {"Origin": f"http://127.0.0.1:{port}"})
         assert status == 200, status
         self.cookie = cookie.split(";")[0]
-        page = self.raw("GET", "/")[1]
+        page = self.raw("GET", "/", headers={"Cookie": self.cookie})[1]
         self.token = page.decode().split('name="igot-token" content="')[1].split('"')[0]
 
     def raw(self, method: str, path: str, body=None, headers=None) -> tuple[int, bytes, str]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         sent = {**(headers or {}), **({"Content-Type": "application/json"} if body is not None else {})}
-        if getattr(self, "cookie", None):
+        if self.token:
             sent.update({"Cookie": self.cookie, "X-iGot-Token": self.token, "Origin": f"http://127.0.0.1:{self.port}"})
         conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=sent)
         answer = conn.getresponse()

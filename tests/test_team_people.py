@@ -125,11 +125,12 @@ def test_twenty_wrong_passwords_take_the_guesser_ever_longer(db):
 
 def test_an_address_guessing_many_emails_is_slowed_too(db):
     clock = Clock()
-    for i in range(5):
+    # An office shares one address: many people's typos pass; a spray over many e-mails does not.
+    for i in range(throttle.FREE_ADDRESS):
         with pytest.raises(IgotError, match="Wrong email or password"):
             people.check_password(db, f"who{i}@example.org", "guess guess", "10.9.9.9", now=clock)
     with pytest.raises(throttle.SlowDown, match="from this address"):
-        people.check_password(db, "who5@example.org", "guess guess", "10.9.9.9", now=clock)
+        people.check_password(db, "who-next@example.org", "guess guess", "10.9.9.9", now=clock)
     assert throttle.wait_left(db, throttle.address_key("10.9.9.9"), now=clock) == 1
 
 

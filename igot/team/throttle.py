@@ -1,7 +1,7 @@
 """Slowing down whoever guesses passwords.
 
 Wrong passwords are counted per key: the email tried and the client address it came from. After
-FREE failures in a row a key must wait 2**(n - FREE) seconds (at most MAX_WAIT) before its next
+FREE failures in a row (FREE_ADDRESS for an address) a key must wait 2**(n - FREE) seconds (at most MAX_WAIT) before its next
 attempt is even checked, so twenty guesses take minutes and a thousand take days, while a person
 who mistypes a few times never notices. A success clears the email's count; the address keeps its
 own (an attacker who also has an account cannot clear it by signing in). A count left alone for
@@ -22,7 +22,10 @@ from typing import Callable, Iterable, Optional
 from igot.errors import IgotError
 from igot.team.db import TeamDB
 
-FREE = 5  # failures in a row before waiting starts
+FREE = 5  # failures in a row for one account before waiting starts
+# ... and from one address: an office behind one router (NAT) is one address for everyone, and each
+# sign-in is counted while its password is checked, so twenty people signing in at nine must fit.
+FREE_ADDRESS = 30
 MAX_WAIT = 15 * 60.0  # seconds
 FORGET = 24 * 3600.0  # a count not added to for this long starts again
 
@@ -58,9 +61,9 @@ def address_key(where: str) -> str:
     return "where:" + where.strip()
 
 
-def wait_for(count: int) -> float:
-    """Seconds a key must wait after `count` failures in a row."""
-    return 0.0 if count < FREE else min(2.0 ** (count - FREE), MAX_WAIT)
+def wait_for(count: int, free: int = FREE) -> float:
+    """Seconds a key must wait after `count` failures in a row (`free` of them wait nothing)."""
+    return 0.0 if count < free else min(2.0 ** (count - free), MAX_WAIT)
 
 
 def wait_left(db: TeamDB, key: str, now: Clock = time.time) -> float:
@@ -120,4 +123,4 @@ def _left(conn, key: str, at: float) -> float:
 def _store(conn, key: str, count: int, last: float) -> None:
     conn.execute("INSERT INTO failures(key, count, last, until) VALUES (?, ?, ?, ?) "
                  "ON CONFLICT(key) DO UPDATE SET count = excluded.count, last = excluded.last, until = excluded.until",
-                 (key, count, last, last + wait_for(count)))
+                 (key, count, last, last + wait_for(count, FREE_ADDRESS if key.startswith("where:") else FREE)))
