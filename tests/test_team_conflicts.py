@@ -256,15 +256,16 @@ def test_a_version_not_kept_in_memory_is_refused_as_before(lib, monkeypatch):
         correct(lib, v2, "Bruno", kind="words", phrase=9, text="Nine days")
 
 
-def test_the_versions_of_an_interview_no_longer_kept_parsed_are_forgotten_with_it(lib):
+def test_the_versions_of_an_interview_no_longer_kept_parsed_are_forgotten_with_it(lib, monkeypatch):
     """Each interview's first version in memory is the whole hour (~50 MB): versions are kept only
-    for the interviews kept parsed (KEEP_READ), and a change on a forgotten one is refused as before."""
+    for the interviews kept parsed (KEEP_READ, more while their phrases fit KEEP_PHRASES: none here),
+    and a change on a forgotten one is refused as before."""
+    monkeypatch.setattr(store, "KEEP_PHRASES", 0)
     v = lib.open(STEM).version
     for k in range(store.KEEP_READ):
         store.save(interview(), lib.folder, f"other{k}", drive=False)
         lib.open(f"other{k}")
     assert lib.version_at(STEM, v) is None
-    assert all(stem != STEM for stem, _ in lib._versions)
     lib.open(STEM)
     correct(lib, v, "Ana", kind="words", phrase=3, text="Tell me about that week")  # still the version read
     v2 = lib.open(STEM).version

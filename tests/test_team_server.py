@@ -287,3 +287,36 @@ def test_a_real_https_server_signs_in_over_tls_only(folder, tmp_path):
         assert status is None
     finally:
         running.stop()
+
+
+def test_a_team_signing_in_at_once_from_one_office_address_is_not_slowed(folder):
+    """Twenty people behind one router sign in at nine: every one gets in (each sign-in is counted
+    while its password is checked; none may be refused for the others')."""
+    import threading
+
+    from benchmarks.workspace_speed import Person
+
+    db = team_db(folder)
+    for i in range(20):
+        people.accept(db, people.invite(db, f"p{i}@example.com", "researcher"), f"P{i}", PASSWORD)
+    sock = team_server.bind(0)
+    where = team_server.address("127.0.0.1", sock.getsockname()[1])
+    running = team_server.start_team(folder, where, sock=sock)
+    got: list[str] = []
+
+    def sign_in(i: int) -> None:
+        try:
+            Person(where.port, f"p{i}@example.com", PASSWORD)
+            got.append("in")
+        except AssertionError as err:
+            got.append(f"refused {err}")
+
+    try:
+        threads = [threading.Thread(target=sign_in, args=(i,)) for i in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        running.stop()
+    assert got == ["in"] * 20

@@ -521,7 +521,13 @@ def _carried_over(t: Transcript, before: Optional[Transcript], path: Path) -> Tr
 
 # --- the library folder as the workspace and `igot tags` read and change it -----------------------
 RELOAD = "Reload the page to see the change, then do it again."
-KEEP_READ = 4  # interviews kept parsed (an hour is ~50 MB as Python objects)
+# Interviews kept parsed: at least KEEP_READ, and more while their phrases add up to at most
+# KEEP_PHRASES (an hour is ~1,500 phrases, ~50 MB as Python objects): a team works on many
+# interviews at once, and a change made on an older version can be compared (below) only while
+# its interview is kept. 12,000 phrases: ~8 hours of interviews, a few hundred MB at most; twenty
+# people on ten-minute interviews keep every one they work on (benchmarks/workspace_speed.py, team).
+KEEP_READ = 4
+KEEP_PHRASES = 12_000
 # Recent versions of the interviews kept in memory, across the library: what a change made on an
 # older version (a team: another person changed the interview meanwhile) is compared against. Only
 # those of the KEEP_READ interviews kept parsed: versions this library writes share all they did not
@@ -677,7 +683,7 @@ class Library:
             self._read[opened.stem] = opened
             self._read.move_to_end(opened.stem)
             dropped = False
-            while len(self._read) > KEEP_READ:
+            while len(self._read) > KEEP_READ and sum(len(o.transcript.phrases) for o in self._read.values()) > KEEP_PHRASES:
                 self._read.popitem(last=False)
                 dropped = True
             if dropped:  # its versions go with it: each would hold the whole interview again

@@ -117,7 +117,9 @@ def _count(conn, key: str, at: float) -> Optional[Count]:
 
 def _left(conn, key: str, at: float) -> float:
     count = _count(conn, key, at)
-    return max(0.0, count.until - at) if count else 0.0
+    if count is None or count.until <= count.last:  # no wait earned (sign-ins at once may store a `last` after `at`)
+        return 0.0
+    return max(0.0, count.until - at)
 
 
 def _store(conn, key: str, count: int, last: float) -> None:
