@@ -56,6 +56,8 @@ class OidcProvider:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            pipe.close()
         self.log.unlink(missing_ok=True)
 
 
@@ -96,7 +98,7 @@ def start(redirect_uris: Sequence[str], accounts: Optional[dict] = None, claims_
         port = free_port()
         log = Path(tempfile.mkstemp(prefix="oidc-provider-", suffix=".log")[1])
         with log.open("w") as err:
-            process = subprocess.Popen([binary, str(SCRIPT), str(port)], stdout=subprocess.PIPE, stderr=err,
+            process = subprocess.Popen([binary, str(SCRIPT), str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                        env=env, text=True)
         started = OidcProvider(f"http://127.0.0.1:{port}", client_id, client_secret, tuple(redirect_uris), accounts,
                                process, log)

@@ -116,6 +116,9 @@ def sign_in(browser, app, login: str, password: str = "correct horse"):
     page.wait_for_selector("input[name=prompt][value=consent]", state="attached")
     with page.expect_response(lambda r: r.url.startswith(app.callback)) as answered:
         page.locator("button[type=submit]").click()
+    # The callback's page loaded before the test goes on: closing a page whose navigation is still
+    # committing can hang Playwright 1.65's Page.close for good.
+    page.wait_for_load_state("load")
     return answered.value, page
 
 
@@ -208,6 +211,7 @@ def test_cancelled_at_provider(signin, browser):
     page = browser.open(app.url + "/signin/oidc")
     with page.expect_response(lambda r: r.url.startswith(app.callback)) as answered:
         page.locator("a", has_text="Cancel").click()
+    page.wait_for_load_state("load")  # before close (see sign_in)
     assert answered.value.status == 403 and "cancelled" in answered.value.json()["problem"]
     page.close()
 

@@ -13,7 +13,7 @@
 // Sign-in goes through the provider's own development pages (devInteractions): a login name and
 // password form (any password: the page is oidc-provider's, not ours to change), then consent.
 // The login name is a key of IGOT_OIDC_ACCOUNTS; another name is an unknown account (no claims).
-// Prints READY once it listens; logs nothing else unless something fails.
+// Prints READY once it listens; logs nothing else unless something fails. Exits when stdin closes.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import Provider from 'oidc-provider';
 
@@ -63,6 +63,9 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
 provider.proxy = false;
 // Errors a test provokes (a replayed code) are answered to the client; keep the test log quiet.
 provider.on('server_error', (ctx, err) => console.error('server_error', err));
+
+// Gone with the test run: its stdin is a pipe from pytest, closed when pytest ends, even killed.
+process.stdin.on('end', () => process.exit(0)).on('error', () => process.exit(0)).resume();
 
 provider.listen(port, '127.0.0.1').on('listening', () => console.log('READY')).on('error', (err) => {
   console.error(`cannot listen on 127.0.0.1:${port}: ${err.message}`);
