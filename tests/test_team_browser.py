@@ -204,3 +204,53 @@ def test_twenty_wrong_passwords_in_the_sign_in_page_are_slowed_down(team, chromi
     wait_for(page, "document.querySelector('.form-error').textContent.includes('wait')", 5)
     assert page.url.endswith("/signin")
     page.context.close()
+
+
+def test_people_sign_in_with_the_companys_identity_provider_and_others_are_refused(oidc_provider, chromium, tmp_path):
+    """A real OpenID provider (oidc-provider, on Node): Ana, invited, signs in with her company
+    account and works as the researcher she was invited as; Eve, of another domain, and Ned, of the
+    company but never invited, are refused, each told why on the sign-in page."""
+    from igot.team.oidc import Oidc, OidcSettings
+
+    folder = tmp_path / "library"
+    folder.mkdir()
+    store.save(interview(), folder, "joana", drive=False)
+    db = team_db(folder)
+    people.invite(db, "ana@example.com", "researcher")
+    cert, key = certificate(tmp_path)
+    sock = team_server.bind(0, "127.0.0.1")
+    where = team_server.address("127.0.0.1", sock.getsockname()[1], cert, key)
+    accounts = {"ana": {"email": "ana@example.com", "email_verified": True, "name": "Ana"},
+                "eve": {"email": "eve@elsewhere.org", "email_verified": True, "name": "Eve"},
+                "ned": {"email": "ned@example.com", "email_verified": True, "name": "Ned"}}
+    provider = oidc_provider([f"{where.origin}/signin/oidc/callback"], accounts)
+    oidc = Oidc(OidcSettings(provider.issuer, provider.client_id, provider.client_secret, ("example.com",)))
+    running = team_server.start_team(folder, where, oidc, sock=sock)
+    try:
+        def through_provider(login: str):
+            page = chromium.new_context(ignore_https_errors=True).new_page()
+            page.goto(where.origin + "/")
+            page.wait_for_url("**/signin")
+            page.locator("#oidc-link").click()  # "Sign in with your company account"
+            page.locator("input[name=login]").fill(login)
+            page.locator("input[name=password]").fill("any")
+            page.locator("button[type=submit]").click()
+            page.wait_for_selector("input[name=prompt][value=consent]", state="attached")
+            page.locator("button[type=submit]").click()
+            page.wait_for_url(f"{where.origin}/**")
+            page.wait_for_load_state("load")
+            return page
+
+        ana = through_provider("ana")
+        ana.wait_for_selector(".whoami-name")
+        assert ana.inner_text(".whoami-name") == "Ana" and "researcher" in ana.inner_text("#whoami")
+        assert people.by_email(db, "ana@example.com").role == "researcher"
+        for login, why in (("eve", "@example.com"), ("ned", "not on this team")):
+            page = through_provider(login)
+            assert page.url.startswith(f"{where.origin}/signin")
+            wait_for(page, f"document.querySelector('.form-error').textContent.includes({why!r})", 5)
+            assert fetch(page, "api/library", token=False) == 401
+            page.context.close()
+        ana.context.close()
+    finally:
+        running.stop()

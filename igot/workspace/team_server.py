@@ -10,6 +10,7 @@ try-out, or a proxy on the same machine.
 from __future__ import annotations
 
 import ipaddress
+import secrets
 import socket
 import threading
 from dataclasses import dataclass
@@ -106,10 +107,13 @@ def team_app(lib: Library, where: Address, oidc: Any = None, models: Optional[Mo
     remember_address(db, where.origin)
     team = Team(db, where.origin, oidc, behind_proxy=where.proxy is not None)
     app = create_app(lib, Door(where.port), models=models, queue=queue, team=team)
-    if oidc is not None:
+    if oidc is not None:  # the sign-in's state, nonce and PKCE verifier wait in a short-lived signed cookie
         from starlette.middleware.sessions import SessionMiddleware
 
-        app.add_middleware(SessionMiddleware, **oidc.session_middleware_options())
+        from igot.team.oidc import session_middleware_options
+
+        app.add_middleware(SessionMiddleware, **session_middleware_options(
+            secrets.token_urlsafe(32), https_only=where.origin.startswith("https:")))
     return app, team
 
 

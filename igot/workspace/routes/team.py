@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from igot.errors import IgotError
 from igot.team import activity, comments, people, roles, sessions
 from igot.team.roles import COMMENT, MANAGE, PUBLIC, READ
 from igot.workspace import team_door
@@ -63,7 +65,7 @@ def router(ctx: Context, page_file: Callable[[str], Path]) -> APIRouter:
 
     @r.get("/api/signin", dependencies=[need(PUBLIC)])
     async def how_to_sign_in() -> Response:
-        return JSONResponse({"oidc": team.oidc is not None, "provider": team.oidc.name if team.oidc is not None else ""})
+        return JSONResponse({"oidc": team.oidc is not None})
 
     @r.post("/api/session", dependencies=[need(PUBLIC)])
     async def sign_in(request: Request) -> Response:
@@ -94,8 +96,11 @@ def router(ctx: Context, page_file: Callable[[str], Path]) -> APIRouter:
     async def oidc_back(request: Request) -> Response:
         if team.oidc is None:
             return RedirectResponse("/signin", status_code=303)
-        identity = await team.oidc.finish(request)
-        joined = await run_in_threadpool(people.join_with_identity, db, identity.email, identity.name, identity.subject)
+        try:
+            identity = await team.oidc.finish(request)
+            joined = await run_in_threadpool(people.join_with_identity, db, identity.email, identity.name, identity.subject)
+        except IgotError as err:  # refused (another domain, not on the team...): said on the sign-in page
+            return RedirectResponse(f"/signin?{urlencode({'refused': str(err)})}", status_code=303)
         return signed_in(joined, RedirectResponse("/", status_code=303))
 
     # --- the person signed in ----------------------------------------------------------------
