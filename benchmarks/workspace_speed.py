@@ -277,7 +277,8 @@ class Person:
 
 def team_minute(folder: Path, count: int, people: int, seconds: float, seed: int = 7) -> list[dict]:
     """`people` researchers signed in to one team server over the library, each working for
-    `seconds`: a highlight, a correction, a comment or a search every 0.5-2 s (their think time),
+    `seconds` with their page polling for news every 2 s: a highlight, a correction, a comment or
+    a search every 0.5-2 s (their think time),
     most on an interview of their own, a third of them together on two shared interviews (their
     changes to different phrases must all be kept). Every acknowledged highlight, correction and
     comment is then looked for in the files and the team's database; every JSON must parse."""
@@ -315,6 +316,17 @@ def team_minute(folder: Path, count: int, people: int, seconds: float, seed: int
         page = me.call("GET", f"/api/interviews/{stem}")[1]
         # Each person corrects phrases of their own (on a shared interview, the others' are other phrases).
         mine = [k for k in range(len(page["phrases"])) if k % people == i] or [i % len(page["phrases"])]
+
+        def poll() -> None:  # the open page asks what teammates changed every 2 s (team.js)
+            last = 0
+            while time.perf_counter() < end:
+                status, news = me.call("GET", f"/api/activity?after={last}")
+                assert status == 200, status
+                last = news["last"]
+                time.sleep(2.0)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
         while time.perf_counter() < end:
             time.sleep(rng.uniform(0.5, 2.0))
             what = rng.choice(["highlight", "highlight", "correction", "comment", "search"])

@@ -256,6 +256,13 @@ def _write_cache(path: Path, files: dict[str, list]) -> None:
         pass
 
 
+def written(t: Transcript, path: Path) -> Interview:
+    """The Interview a listing holds for `t`, just written to `path` by this process (a server's own
+    change: the listing is brought up to date without reading the file back)."""
+    stat = path.stat(follow_symlinks=False)
+    return Interview(t, path, _date({"info": t.info}, path), [stat.st_mtime_ns, stat.st_size])
+
+
 def _date(data: dict, path: Path) -> datetime:
     created = (data.get("info") or {}).get("created")
     if isinstance(created, str):

@@ -621,6 +621,25 @@ class Library:
             self._listed = listed
         return listed[1]
 
+    def _listed_with(self, path: Path, t: Transcript) -> None:
+        """The last listing brought up to date with interview `t` this library just wrote to
+        `path` (its own change, under the lock): a team changes an interview every few hundred ms,
+        and reading each one back for the next search or library page was most of a change's wait
+        (benchmarks/workspace_speed.py, team). Files others changed meanwhile still differ from
+        their stamps, and are read at the next listing as before."""
+        listed = self._listed
+        if listed is None:
+            return
+        try:
+            fresh = library.written(t, path)
+        except OSError:
+            self._listed = None  # read again at the next listing
+            return
+        stamp = tuple(sorted([e for e in listed[0] if e[0] != path.name] + [(path.name, *fresh.stamp)]))
+        interviews = [iv for iv in listed[1][0] if iv.path.name != path.name] + [fresh]
+        skipped = [k for k in listed[1][1] if k.path.name != path.name]
+        self._listed = (stamp, (library.sort_newest_first(interviews), skipped))
+
     def _known(self) -> list[library.Interview]:
         """The interviews of the last listing (what the library page need not read again)."""
         listed = self._listed
@@ -750,6 +769,7 @@ class Library:
                 saved = save(made, self.folder, stem, drive=False, replaces=now.transcript, remembered=remembered,
                              known=self._known())
                 kept = self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
+                self._listed_with(now.path, saved.transcript)
                 return replace(kept, merged=True) if version != now.version else kept
         except OSError as err:
             raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",
@@ -964,6 +984,7 @@ class Library:
                              client_secrets=client_secrets, service=service, log=log, remembered=remembered,
                              replaces=now.transcript, known=self._known())
                 self._keep(Opened(stem, now.path, saved.transcript, version_of(now.path.read_bytes())))
+                self._listed_with(now.path, saved.transcript)
                 return saved
         except OSError as err:
             raise CannotWrite(f"Could not write interview '{stem}' ({err.strerror or err}).",
