@@ -320,3 +320,39 @@ def test_a_team_signing_in_at_once_from_one_office_address_is_not_slowed(folder)
     finally:
         running.stop()
     assert got == ["in"] * 20
+
+
+def test_behind_a_proxy_the_address_it_forwards_is_the_one_slowed_and_no_one_else_is_believed(folder):
+    """`--behind-proxy 127.0.0.1 --public-url https://igot.example.com`, as the README's Caddy or
+    nginx configuration runs it: the proxy's X-Forwarded-For names the client, so thirty wrong
+    passwords from one client's address slow that client, not the whole office behind the proxy;
+    a client that is not the proxy cannot pass for another address."""
+    sock = team_server.bind(0)
+    port = sock.getsockname()[1]
+    where = team_server.address("127.0.0.1", port, behind_proxy="127.0.0.1", public_url="https://igot.example.com")
+    person(folder, "ana@example.com", "researcher", "Ana")
+    running = team_server.start_team(folder, where, sock=sock)
+
+    def sign_in(client: str, password: str, email: str, source: str = "127.0.0.1") -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+        conn.request("POST", "/api/session", json.dumps({"email": email, "password": password}),
+                     {"Content-Type": "application/json", "Host": "igot.example.com", "Origin": "https://igot.example.com",
+                      "X-Forwarded-For": client, "X-Forwarded-Proto": "https"})
+        answer = conn.getresponse()
+        answer.read()
+        return answer.status
+
+    try:
+        guesses = [sign_in("203.0.113.5", "wrong guess", f"who{i}@example.com") for i in range(31)]
+        assert guesses[:30] == [401] * 30 and guesses[30] == 429
+        assert sign_in("203.0.113.9", PASSWORD, "ana@example.com") == 200  # a colleague behind the same proxy
+        # Someone reaching iGot not through the proxy (another address) names a new client each time:
+        # not believed, counted as who they are.
+        spoofed = [sign_in(f"198.51.100.{i}", "wrong guess", f"x{i}@example.com", source="127.0.0.2") for i in range(31)]
+        assert spoofed[:30] == [401] * 30 and spoofed[30] == 429
+        # Asked by its plain address (not the public one): refused.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/signin")
+        assert conn.getresponse().status == 403
+    finally:
+        running.stop()
