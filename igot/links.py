@@ -65,6 +65,16 @@ def is_local_address(address: str) -> bool:
     return not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified
 
 
+def is_loopback(host: str) -> bool:
+    """`host` (a name or an address, no port) is this computer itself: localhost, 127.x, ::1."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def local_address_of(host: str, port: int | None = None) -> str | None:
     """The first local address (is_local_address) that `host` names or resolves to, or None when
     all are public. A name that does not resolve gives None: it reaches nothing, and the download

@@ -18,7 +18,6 @@ Nothing here logs a token, a code or the client secret.
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import re
 import sys
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from igot.errors import IgotError, install_hint
+from igot.links import is_loopback
 
 # The sign-in cookie: only between the redirect to the provider and its answer, so short-lived.
 SIGNIN_COOKIE = "igot-signin"
@@ -36,15 +36,6 @@ _DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -65,7 +56,7 @@ class OidcSettings:
             raise IgotError(f"The sign-in issuer {self.issuer!r} is not a provider's address.",
                             "Give its issuer URL, e.g. https://accounts.google.com or "
                             "https://login.microsoftonline.com/<tenant>/v2.0 (no ?query or #fragment).")
-        if parts.scheme == "http" and not _loopback(host):
+        if parts.scheme == "http" and not is_loopback(host):
             # Over plain http anyone on the way could read the codes and forge the provider's answers.
             raise IgotError(f"The sign-in issuer {self.issuer} is plain http.",
                             "Use its https:// address (http is only accepted on this computer's loopback address, for tests).")

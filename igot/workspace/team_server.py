@@ -9,7 +9,6 @@ try-out, or a proxy on the same machine.
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import socket
 import threading
@@ -21,6 +20,7 @@ from urllib.parse import urlsplit
 import uvicorn
 
 from igot.errors import IgotError
+from igot.links import is_loopback
 from igot.outputs.store import Library
 from igot.pipeline import RunOptions
 from igot.team import people
@@ -47,15 +47,6 @@ class Address:
     proxy: Optional[str] = None  # the reverse proxy's address, whose X-Forwarded-* are believed
 
 
-def loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def address(host: str, port: int, tls_cert: Optional[Path] = None, tls_key: Optional[Path] = None,
             behind_proxy: Optional[str] = None, public_url: Optional[str] = None) -> Address:
     """The checked address: HTTPS, or a proxy that does it, or this computer only."""
@@ -79,7 +70,7 @@ def address(host: str, port: int, tls_cert: Optional[Path] = None, tls_key: Opti
     if tls:
         name = urlsplit(public_url).netloc if public_url else f"{shown}:{port}"
         return Address(host, port, f"https://{name}", tls)
-    if not loopback(host):
+    if not is_loopback(host):
         raise IgotError(f"A team server on {host} would send passwords and sessions over plain HTTP, readable on the network.",
                         PROXY_FIX)
     return Address(host, port, public_url.rstrip("/") if public_url else f"http://{shown}:{port}")
