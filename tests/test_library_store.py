@@ -245,8 +245,9 @@ def test_two_servers_and_a_rename_on_one_folder_lose_no_acknowledged_highlight(t
             both += len(made) == 2
             acknowledged += made
         renames.wait(timeout=120)
-        assert both == 0  # one version, one change: the other is told to reload
-        assert len(acknowledged) >= 10
+        # Two new highlights touch nothing of each other's: a server that knows the version the page
+        # read keeps both (a merged change); one that does not refuses, never overwrites.
+        assert len(acknowledged) >= 10 and both <= 10
         assert set(acknowledged) <= highlight_ids(folder, "joana")
         every_json_parses(folder)
     finally:

@@ -264,24 +264,30 @@ def test_two_servers_and_igot_rename_on_one_folder_keep_every_acknowledged_corre
             for name, (status, body) in answers.items():
                 assert status in (200, 409), body
                 (acknowledged if status == 200 else refused).append(f"{name}{round_}" if status == 200 else body)
-            assert sum(status == 200 for status, _ in answers.values()) == 1  # one version, one change
+            # Different phrases: both may be kept (a server that read the version the page names
+            # compares only the phrase changed); at least the first to arrive always is.
+            assert any(status == 200 for status, _ in answers.values())
             held = next(json.loads(body)["version"] for status, body in answers.values() if status == 200)
             # `igot rename` between two corrections: from the file as it is, a version of its own.
             names = "Ana,Joana" if round_ % 2 else "Ana Maria,Joana"
             done = subprocess.run([sys.executable, "-m", "igot", "rename", "joana", "--names", names, "--out", str(folder),
                                    "--no-voices"], capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
+            # A correction from before the rename, to a phrase the rename did not touch: kept when the
+            # server knows the version it was made on, else refused ("changed since"): never lost unsaid.
             status, body = b.request("POST", "/api/interviews/joana/corrections",
-                                     {"version": held, "kind": "words", "phrase": 1, "text": "Words from before the rename."})
-            assert status == 409
-            refused.append(body)
+                                     {"version": held, "kind": "words", "phrase": 1, "text": f"Words from before the rename {round_}."})
+            assert status in (200, 409), body
+            if status == 200:
+                acknowledged.append(f"{round_}.")
+            else:
+                refused.append(body)
         now = Transcript.load(folder / "joana.json")
         text = " ".join(p.text for p in now.phrases)
-        assert all(word in text.split() for word in acknowledged) and len(acknowledged) == 6
-        assert "Words from before the rename." not in text
+        assert all(word in text.split() for word in acknowledged) and len(acknowledged) >= 6
         assert all("changed since this page read it" in json.loads(body)["error"] for body in refused)
         assert [s.name for s in now.speakers] == ["Ana", "Joana"]  # the last rename's names
-        assert corrections.undoable(now)[0] == 6 + 6  # every correction and every rename, each to undo
+        assert corrections.undoable(now)[0] == len(acknowledged) + 6  # every correction and every rename, each to undo
     finally:
         a.stop()
         b.stop()
