@@ -34,7 +34,8 @@ from igot.outputs.store import Library
 EXTERNAL_WINDOW = 30.0  # seconds: an outside worker asked this recently, the server's own does not take jobs
 IDLE_POLL = 2.0  # seconds between two looks at the queue when it is empty
 # Options that belong to the computer that runs the job, not to the job: never sent to a worker.
-LOCAL_OPTIONS = {"cookies", "client_secrets", "drive_folder", "drive", "progress", "device", "force"}
+# A link's local addresses are the worker's own rule (as `igot run`'s), never the server's.
+LOCAL_OPTIONS = {"cookies", "client_secrets", "drive_folder", "drive", "progress", "device", "force", "allow_local_links"}
 
 
 def options_dict(options: RunOptions) -> dict:
@@ -48,8 +49,7 @@ def options_from(given: Any, base: RunOptions) -> RunOptions:
     if not isinstance(given, dict):
         raise IgotError("The job came without its options.", "Check that the worker runs the same iGot as the server.")
     known = {f.name for f in fields(RunOptions)} - LOCAL_OPTIONS
-    chosen = {k: (tuple(v) if isinstance(v, list) and k == "allow_local_links" else v)
-              for k, v in given.items() if k in known}
+    chosen = {k: v for k, v in given.items() if k in known}
     return replace(base, **chosen)
 
 
