@@ -326,3 +326,42 @@ def test_the_server_started_again_mid_queue_resumes_it(devdata, folder, tmp_path
     finally:
         stop(one)
         running.stop()
+
+
+def test_the_servers_own_worker_steps_aside_for_outside_workers_and_takes_back_a_failed_upload(folder):
+    running = start_embedded(folder)
+    db = team_db(folder)
+    try:
+        running.queue.external_asked = time.monotonic()  # an outside worker asked a moment ago
+        queue_uploads(running, {"broken.mp3": b"this is not a recording"})
+        time.sleep(3)  # the server's own worker looks every IDLE_POLL seconds: it leaves the job alone
+        [job] = jobs.listing(db)
+        assert job.state == "waiting" and (folder / RECORDINGS / "broken.mp3").is_file()
+        running.queue.external_asked = float("-inf")  # no outside worker for EXTERNAL_WINDOW seconds
+        running.queue.wake.set()
+        [job] = wait_for(lambda: (found := jobs.listing(db)) and found[0].state in jobs.ENDED and found, 30, "the job tried")
+        assert job.state == "failed" and "broken.mp3" in job.line and job.worker is None, job
+        assert not (folder / RECORDINGS / "broken.mp3").exists() and not list(folder.glob("*.json"))
+    finally:
+        running.stop()
+
+
+def start_embedded(folder: Path) -> team_server.RunningTeam:
+    sock = team_server.bind(0, "127.0.0.1")
+    port = sock.getsockname()[1]
+    return team_server.start_team(folder, team_server.Address("127.0.0.1", port, f"http://127.0.0.1:{port}"), sock=sock,
+                                  run_options=FAST)
+
+
+def test_a_worker_with_a_revoked_token_stops_and_says_so(folder, tmp_path):
+    running = start(folder, 0)
+    db = team_db(folder)
+    token = jobs.add_worker(db, "old-box")
+    jobs.revoke_worker(db, "old-box")
+    log = tmp_path / "old-box.log"
+    try:
+        process = worker(running.url, token, log)
+        assert process.wait(timeout=60) == 3
+        assert "refused this worker" in log.read_text() and "igot workers add" in log.read_text()
+    finally:
+        running.stop()
