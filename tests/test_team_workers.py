@@ -365,3 +365,24 @@ def test_a_worker_with_a_revoked_token_stops_and_says_so(folder, tmp_path):
         assert "refused this worker" in log.read_text() and "igot workers add" in log.read_text()
     finally:
         running.stop()
+
+
+def test_a_worker_checks_the_servers_certificate(folder, tmp_path):
+    from tests.test_team_server import certificate
+
+    cert, key = certificate(tmp_path)
+    sock = team_server.bind(0, "127.0.0.1")
+    where = team_server.address("127.0.0.1", sock.getsockname()[1], cert, key)
+    running = team_server.start_team(folder, where, sock=sock, run_options=FAST, embedded_worker=False)
+    db = team_db(folder)
+    token = jobs.add_worker(db, "box")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "igot", "worker", "--server", where.origin, "--token", token, "--once"]
+    try:
+        trusted = subprocess.run(command + ["--ca-file", str(cert)], capture_output=True, text=True, env=env, timeout=60)
+        assert trusted.returncode == 0 and "No job waits" in trusted.stdout, trusted.stdout + trusted.stderr
+        assert jobs.workers(db)[0].seen is not None
+        untrusted = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        assert untrusted.returncode == 2 and "certificate is not trusted" in untrusted.stderr, untrusted.stderr
+    finally:
+        running.stop()
