@@ -25,8 +25,9 @@ from igot.search.meaning import MEANING_LIMIT
 from igot.speakers.phrases import parse_names
 from igot.summary.summarize import CPU_LLM, GPU_LLM
 from igot.text import format_clock, shown, typed_line
-from igot.team.cli import add_people_parser, run_people
+from igot.team.cli import add_people_parser, add_workers_parser, run_people, run_workers
 from igot.workspace import commands as workspace_commands
+from igot.worker import add_worker_parser, run_worker
 
 if TYPE_CHECKING:
     from igot.transcript import Transcript
@@ -61,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     _library_parsers(sub)
     workspace_commands.add_parsers(sub, OUT_DIR)
     add_people_parser(sub, OUT_DIR)
+    add_workers_parser(sub, OUT_DIR)
+    add_worker_parser(sub)
     return parser
 
 
@@ -355,6 +358,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return workspace_commands.run_command(args)
     if args.command == "people":
         return run_people(args)
+    if args.command == "workers":
+        return run_workers(args)
+    if args.command == "worker":
+        return run_worker(args)
     try:
         if args.command == "demo":
             result = demo(args.out, device=args.device, force=args.force, progress=not args.quiet)

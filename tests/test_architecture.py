@@ -109,7 +109,7 @@ LAYERS = [
     {"igot.team"},
     # the research workspace: over the library the outputs write, and a driver of the pipeline
     # (it makes the interviews added from its page, igot.workspace.queue)
-    {"igot.workspace"},
+    {"igot.workspace", "igot.worker"},  # igot.worker: a team's worker, a driver of the pipeline beside the workspace
     {"igot.cli", "igot.__main__"},
     {"igot.colab"},
 ]
@@ -128,7 +128,7 @@ def test_top_level_is_the_data_model_and_the_drivers():
     top = sorted(p.stem for p in (ROOT / "igot").glob("*.py"))
     folders = sorted(p.name for p in (ROOT / "igot").iterdir() if (p / "__init__.py").exists())
     assert top == ["__init__", "__main__", "cli", "colab", "errors", "links", "text", "transcript"]
-    assert folders == ["asr", "media", "outputs", "pipeline", "refine", "runtime", "search", "speakers", "summary", "team", "workspace"]
+    assert folders == ["asr", "media", "outputs", "pipeline", "refine", "runtime", "search", "speakers", "summary", "team", "worker", "workspace"]
 
 
 def test_no_stage_imports_a_later_stage():

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from igot.errors import IgotError
-from igot.team import people, roles
+from igot.team import jobs, people, roles
 from igot.team.db import TeamDB, recorded_address, team_db
 
 OUT_DIR = Path("igot-output")  # igot's default library folder (igot.pipeline.OUT_DIR, a later layer)
@@ -90,3 +90,48 @@ def list_people(db: TeamDB) -> int:
 def printable(text: str) -> str:
     """`text` with no character that would steer the terminal (a name is typed by its owner)."""
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def add_workers_parser(subparsers, out_dir: Path = OUT_DIR) -> None:
+    """The `workers` command: the computers let in to make a served library's queued interviews."""
+    p = subparsers.add_parser("workers", help="the computers that make a team's queued interviews (igot worker): add, list, revoke")
+    actions = p.add_subparsers(dest="action", required=True)
+    a = actions.add_parser("add", help="let a computer in: prints its token once, and how to start it")
+    a.add_argument("name", help="a name for it, such as gpu-box-1")
+    a.add_argument("--url", help="the team server's address (default: the one it recorded)")
+    s = actions.add_parser("list", help="every worker: name, device, last seen, the job it runs")
+    r = actions.add_parser("revoke", help="refuse a worker's token from its next request")
+    r.add_argument("name")
+    for q in (a, s, r):
+        q.add_argument("--out", type=Path, default=out_dir, help=f"library folder (default: {out_dir})")
+
+
+def run_workers(args: argparse.Namespace) -> int:
+    """`igot workers ACTION`: 0 when done, 2 on an error (said on one line)."""
+    try:
+        db = team_db(args.out)
+        if args.action == "add":
+            token = jobs.add_worker(db, args.name)
+            url = (args.url or recorded_address(db)).rstrip("/")
+            print(f"Worker {printable(args.name.strip())} added. Its token (shown this once; keep it secret):")
+            print(f"  {token}")
+            print("Start it on the computer that will make the interviews:")
+            print(f"  igot worker --server {url} --token {token}")
+            return 0
+        if args.action == "list":
+            rows = [("NAME", "DEVICE", "SEEN LAST", "JOB")]
+            for w in jobs.workers(db):
+                seen = datetime.fromtimestamp(w.seen).strftime("%Y-%m-%d %H:%M") if w.seen else "never"
+                rows.append((printable(w.name), w.device or "", seen, printable(w.job_name or "")))
+            widths = [max(len(row[i]) for row in rows) for i in range(3)]
+            for row in rows:
+                print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
+            if len(rows) == 1:
+                print("No worker yet: add one with igot workers add NAME", file=sys.stderr)
+            return 0
+        gone = jobs.revoke_worker(db, args.name)
+        print(f"Worker {printable(gone.name)} revoked: its next request is refused; its job goes to another worker.")
+        return 0
+    except IgotError as exc:
+        print("igot: " + printable(str(exc)), file=sys.stderr)
+        return 2

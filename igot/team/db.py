@@ -34,7 +34,7 @@ from igot.runtime.files import STATE, check_no_link
 
 NAME = "team.sqlite3"
 COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside the database
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_MS = 10_000  # how long a write waits for another process's write
 DEFAULT_ADDRESS = "http://127.0.0.1:8443"  # igot serve --team on this computer (igot.workspace.team_server.DEFAULT_PORT)
 
@@ -94,6 +94,40 @@ SCHEMA = [
         value TEXT NOT NULL)""",
 ]
 
+# Version 2 (issue 51): the queue of recordings to make, and the workers that make them
+# (igot.team.jobs). Added to a version 1 database as it is; version 1's tables stay unchanged.
+SCHEMA_2 = [
+    """CREATE TABLE IF NOT EXISTS workers (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash TEXT NOT NULL UNIQUE,
+        created REAL NOT NULL,
+        revoked REAL,
+        seen REAL,
+        device TEXT)""",
+    """CREATE TABLE IF NOT EXISTS jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL CHECK (kind IN ('upload', 'link', 'path')),
+        source TEXT NOT NULL,
+        name TEXT NOT NULL,
+        options TEXT NOT NULL,
+        added_by INTEGER REFERENCES people(id),
+        added REAL NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('waiting', 'running', 'done', 'failed', 'cancelled')),
+        worker INTEGER REFERENCES workers(id),
+        lease_until REAL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        stage TEXT NOT NULL DEFAULT '',
+        done REAL NOT NULL DEFAULT 0,
+        total REAL NOT NULL DEFAULT 0,
+        line TEXT NOT NULL DEFAULT '',
+        stem TEXT,
+        cancel INTEGER NOT NULL DEFAULT 0,
+        updated REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id)",
+]
+MIGRATIONS = {1: SCHEMA, 2: SCHEMA_2}  # the statements that bring a database to each version
+
 
 class TeamDB:
     """The team database of the library `folder` (see the module). Prefer `team_db(folder)`: one
@@ -134,10 +168,10 @@ class TeamDB:
             if version > SCHEMA_VERSION:
                 raise IgotError(f"The team database {self.path} was made by a newer iGot (schema {version}).",
                                 "Upgrade iGot (pip install -U igot-interviews), then start again.")
-            if version < SCHEMA_VERSION:
-                for statement in SCHEMA:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[step]:
                     w.execute(statement)
-                w.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                w.execute(f"PRAGMA user_version = {step}")
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

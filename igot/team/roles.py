@@ -18,6 +18,10 @@ COMMENT = "comment"
 WRITE = "write"  # highlights, tags, corrections, speaker names, adding interviews, glossary, themes, summary prompt
 MANAGE = "manage"  # people, workers, deletes
 NEEDS = (READ, COMMENT, WRITE, MANAGE)
+# What only a worker may ask (igot.team.jobs: a computer let in with `igot workers add`, proving
+# itself with its bearer token): no person's role has it, so a session never reaches the worker's
+# routes, and a worker's token reaches nothing else.
+WORKER = "worker"
 PUBLIC = "public"  # what anyone may ask, signed in or not: the sign-in and invite pages and forms, the page code
 
 # What each need lets a person do, in the words a refusal uses.

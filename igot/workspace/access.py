@@ -59,6 +59,11 @@ class Need:
     need: str
 
     def __call__(self, request: Request) -> None:
+        if self.need == roles.WORKER:  # a worker's token, checked by the team's door; never a person
+            if getattr(request.state, "worker", None) is None:
+                raise roles.NotAllowed("Refused by the server: only a worker (igot worker, with its token) may ask this.",
+                                       "Open the workspace's page instead.")
+            return
         if self.need == roles.PUBLIC or getattr(request.app.state, "team", None) is None:
             return  # anyone may ask it; or one person's workspace, where the Door let the request in
         session = getattr(request.state, "session", None)
@@ -69,7 +74,7 @@ class Need:
 
 def need(what: str):
     """The dependency a route declares: `@router.post(..., dependencies=[need(WRITE)])`."""
-    if what not in (*roles.NEEDS, roles.PUBLIC):
+    if what not in (*roles.NEEDS, roles.PUBLIC, roles.WORKER):
         raise ValueError(f"unknown need {what!r}")
     return Depends(Need(what))
 

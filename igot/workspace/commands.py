@@ -32,6 +32,8 @@ def add_parsers(sub, out_dir: Path) -> None:
     team = s.add_argument_group("a team's server (README: a team server)")
     team.add_argument("--team", action="store_true", help="serve the library to a team: people sign in (igot people add), "
                       "each with a role checked on every request")
+    team.add_argument("--no-embedded-worker", dest="embedded_worker", action="store_false",
+                      help="with --team: this server makes no interviews itself; workers (igot worker) take the queue's jobs")
     team.add_argument("--host", default="127.0.0.1", help="with --team: the address to listen on, such as 0.0.0.0 for "
                       "every network (default: 127.0.0.1, this computer only)")
     team.add_argument("--tls-cert", type=Path, help="with --team: the HTTPS certificate (PEM) for this machine's name")
@@ -66,13 +68,16 @@ def run_command(args: argparse.Namespace) -> int:
             settings = serve_settings(args)
             where = team_server.address(args.host, args.port if args.port != DEFAULT_PORT else team_server.DEFAULT_PORT,
                                         args.tls_cert, args.tls_key, args.behind_proxy, args.public_url)
-            team_server.serve_team(args.out, where, oidc_from(args), run_options=settings["run_options"])
+            team_server.serve_team(args.out, where, oidc_from(args), run_options=settings["run_options"],
+                                   embedded_worker=args.embedded_worker)
             return 0
         if args.command == "serve":
             from igot.workspace import server
 
-            if args.host != "127.0.0.1" or args.tls_cert or args.behind_proxy or args.oidc_issuer:
-                raise IgotError("--host, --tls-cert, --behind-proxy and --oidc-issuer are for a team's server.",
+            if args.host != "127.0.0.1" or args.tls_cert or args.behind_proxy or args.oidc_issuer \
+                    or not args.embedded_worker:
+                raise IgotError("--host, --tls-cert, --behind-proxy, --oidc-issuer and --no-embedded-worker are for a "
+                                "team's server.",
                                 "Add --team (people then sign in), or leave them out (this computer only).")
             server.serve(args.out, **serve_settings(args))
             return 0

@@ -220,14 +220,18 @@ class Queue:
         self.worker: Optional[threading.Thread] = None
         self.models = models or Models(keep=True)  # kept: while jobs wait, a model once loaded is not loaded again
         self.numbered = 0
-        forget_left_jobs(lib)
+        self.forget_left()
+
+    def forget_left(self) -> None:
+        """What the jobs of a stopped server left, taken back (forget_left_jobs)."""
+        forget_left_jobs(self.lib)
 
     # --- what the page asks ------------------------------------------------------------------
-    def add(self, body: dict) -> list[dict]:
+    def add(self, body: dict, added_by: Optional[int] = None) -> list[dict]:
         """The jobs for one batch: {"files": [{"name", "size"}...], "links": "one a line", "paths":
         "one a line", "name", "language", "speakers", "names"}. Files then come with `receive`;
         links and paths wait at once. Everything is checked before any job is made: a wrong option
-        or path adds nothing."""
+        or path adds nothing. `added_by`: the person's id, in a team's queue."""
         files, links, paths = body.get("files") or [], body.get("links") or "", body.get("paths") or ""
         if not isinstance(files, list) or not isinstance(links, str) or not isinstance(paths, str):
             raise WorkspaceError("The recordings must be a list of files, and text with one link (or path) a line.",
@@ -282,10 +286,14 @@ class Queue:
                     remove_upload(job, self.folder)
                 raise WorkspaceError(f"The recordings cannot be received in {self.folder / UPLOADS} ({err.strerror or err}).",
                                      "Check that the library's folder can be written to and has room.") from None
-            self.jobs += made
-            self.start_worker()
-            now = time.monotonic()
-            return [job.view(now) for job in made]
+            return self.enqueue(made, added_by)
+
+    def enqueue(self, made: list[Job], added_by: Optional[int]) -> list[dict]:
+        """The batch's jobs in the queue, their views (called with the lock held)."""
+        self.jobs += made
+        self.start_worker()
+        now = time.monotonic()
+        return [job.view(now) for job in made]
 
     def batch_options(self, body: dict, count: int) -> RunOptions:
         """The run's options with the batch's name, language, speakers and names, checked."""
@@ -591,12 +599,13 @@ def take_back(lib: Library, recording: Path) -> None:
     recording.unlink(missing_ok=True)
 
 
-def forget_left_jobs(lib: Library, older_than: float = LEFT_UPLOAD) -> None:
+def forget_left_jobs(lib: Library, older_than: float = LEFT_UPLOAD, keep: frozenset[str] = frozenset()) -> None:
     """What the jobs of a stopped server left, taken back as the job itself would have (at `igot
     serve`'s start): each upload folder whose claim no process holds any more (killed, even by kill
     -9), with the recording it names and that recording's work folder (unless an interview was made
     from it). An upload folder with no claim (an earlier iGot's) goes `older_than` seconds on. Only
-    real folders of the library: `.igot` or `.igot/uploads` as a link is never emptied."""
+    real folders of the library: `.igot` or `.igot/uploads` as a link is never emptied. `keep`: the
+    recordings (real paths) a team's waiting jobs still need, left where they are."""
     folder = lib.folder
     uploads = folder / UPLOADS
     try:
@@ -623,7 +632,8 @@ def forget_left_jobs(lib: Library, older_than: float = LEFT_UPLOAD) -> None:
             continue
         try:
             name = os.read(handle, 4 * MAX_NAME).decode("utf-8", "replace")
-            if name and name == Path(name).name and name not in (".", ".."):  # a plain name in recordings/
+            if name and name == Path(name).name and name not in (".", "..") \
+                    and str(folder / RECORDINGS / name) not in keep:  # a plain name in recordings/
                 take_back(lib, folder / RECORDINGS / name)
             remove_tree(upload, folder)
         except (OSError, IgotError):  # the listing take_back reads: the recording stays

@@ -38,10 +38,12 @@ from igot.workspace.access import Team, api_routes, declared, need
 from igot.workspace.guard import DEFAULT_PORT, Door
 from igot.workspace.models import Models
 from igot.workspace.queue import Queue
+from igot.workspace.team_queue import TeamQueue
 from igot.workspace.routes import glossary as glossary_routes
 from igot.workspace.routes import interviews as interview_routes
 from igot.workspace.routes import library as library_routes
 from igot.workspace.routes import queue as queue_routes
+from igot.workspace.routes import workers as worker_routes
 from igot.workspace.routes import questions as question_routes
 from igot.workspace.routes import team as team_routes
 from igot.workspace.routes.common import MAX_BODY, Context, error
@@ -122,11 +124,13 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         if refused is not None:
             return refused
         upload = request.method == "PUT" and path.startswith("/api/queue/") and path.endswith("/file")  # its route checks it
+        # a worker's interview (up to 64 MB): JSON, its length checked by its route
+        result = team is not None and request.method == "PUT" and path.startswith("/api/worker/") and path.endswith("/result")
         if request.method in ("POST", "PATCH", "PUT") and not upload:
             if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
                 return error(415, "Refused: a change must be sent as JSON (Content-Type: application/json).")
             length = request.headers.get("content-length", "")
-            if length.isdigit() and int(length) > MAX_BODY:
+            if length.isdigit() and int(length) > MAX_BODY and not result:
                 return error(413, f"The change is {int(length)} bytes long: send at most {MAX_BODY} bytes at a time.")
         began = time.perf_counter()
         response = await call_next(request)
@@ -165,6 +169,8 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         app.include_router(module.router(ctx))
     if team is not None:
         app.include_router(team_routes.router(ctx, page_file))
+        if isinstance(queue, TeamQueue):  # the team's queue in its database: workers take its jobs
+            app.include_router(worker_routes.router(ctx))
     undeclared = [f"{sorted(r.methods)} {r.path}" for r in api_routes(app.routes) if declared(r) is None]
     if undeclared:  # every route says what it needs, or the app is not built
         raise RuntimeError(f"routes without a need (igot.workspace.access.need): {undeclared}")

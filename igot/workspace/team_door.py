@@ -23,7 +23,7 @@ from typing import Optional
 from fastapi import Request
 from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 
-from igot.team import sessions
+from igot.team import jobs, sessions
 from igot.workspace.access import Team
 
 TOKEN_HEADER = "x-igot-token"  # what the page's script sends with every change
@@ -36,6 +36,14 @@ PAGE_CODE = "/static/"
 # What another site may open by a link: the workspace itself (then the sign-in page, if needed),
 # an invite, and the identity provider's return to the sign-in.
 OPENED_BY_LINK = ("/", "/signin", "/signin/oidc/callback")
+# A worker's routes (igot.workspace.routes.workers): only with a worker's bearer token, which is
+# accepted nowhere else. A worker is no browser: no cookie, no page token, no Origin.
+WORKER_ROUTES = "/api/worker/"
+
+
+def bearer(request: Request) -> str:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def is_public(method: str, path: str) -> bool:
@@ -49,10 +57,18 @@ def refusal(team: Team, request: Request) -> Optional[Response]:
     """The answer refusing `request`, or None to let it through; the session found (or None) is put
     on request.state.session either way."""
     request.state.session = None
+    request.state.worker = None
     method, path = request.method, request.url.path
     host, origin = request.headers.get("host", ""), request.headers.get("origin")
     if host.lower() not in team.hosts():
         return PlainTextResponse(f"Refused: this iGot server answers only at {team.origin}.\n", status_code=403)
+    if path.startswith(WORKER_ROUTES):
+        worker = jobs.find_worker(team.db, bearer(request))
+        if worker is None or origin is not None or request.cookies.get(sessions.COOKIE):
+            return JSONResponse({"error": "Refused: this worker's token is not (or no longer) valid. "
+                                 "Ask the team's admin for a new one (igot workers add NAME)."}, status_code=401)
+        request.state.worker = worker
+        return None
     if origin is not None and origin.rstrip("/").lower() not in team.origins():
         return PlainTextResponse(f"Refused: a page from {origin!r} may not use this iGot server.\n", status_code=403)
     navigation = method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate" \

@@ -28,7 +28,9 @@ from igot.team.db import remember_address, team_db
 from igot.workspace.access import Team
 from igot.workspace.guard import Door
 from igot.workspace.models import Models
+from igot.team import jobs
 from igot.workspace.queue import Queue
+from igot.workspace.team_queue import TeamQueue
 from igot.workspace.server import bind, create_app
 
 DEFAULT_PORT = 8443
@@ -84,7 +86,7 @@ class RunningTeam:
     team: Team
     server: Any
     thread: threading.Thread
-    queue: Queue
+    queue: TeamQueue
 
     def stop(self) -> None:
         self.server.should_exit = True
@@ -97,6 +99,8 @@ def team_app(lib: Library, where: Address, oidc: Any = None, models: Optional[Mo
     db = team_db(lib.folder)
     remember_address(db, where.origin)
     team = Team(db, where.origin, oidc, behind_proxy=where.proxy is not None)
+    if queue is None:  # a team's queue lives in its database
+        queue = TeamQueue(lib, db, models=models.pool if models is not None else None)
     app = create_app(lib, Door(where.port), models=models, queue=queue, team=team)
     if oidc is not None:  # the sign-in's state, nonce and PKCE verifier wait in a short-lived signed cookie
         from starlette.middleware.sessions import SessionMiddleware
@@ -117,12 +121,17 @@ def uvicorn_server(app, where: Address) -> uvicorn.Server:
 
 
 def start_team(folder: Path | str, where: Address, oidc: Any = None, sock: Optional[socket.socket] = None,
-               run_options: Optional[RunOptions] = None, models: Optional[Models] = None) -> RunningTeam:
-    """Serve the library to a team from a thread; returns once it answers (tests, benchmarks)."""
+               run_options: Optional[RunOptions] = None, models: Optional[Models] = None,
+               lease_seconds: float = jobs.LEASE_SECONDS, embedded_worker: bool = True,
+               log: Callable[[str], None] = lambda m: None) -> RunningTeam:
+    """Serve the library to a team from a thread; returns once it answers (tests, benchmarks).
+    `lease_seconds`: how long a worker may go unheard before its job goes to another;
+    `embedded_worker`: whether the server makes interviews itself too (igot.workspace.team_queue)."""
     lib = Library(folder)
     sock = sock or bind(where.port, where.host)
     models = models or Models(lib.folder, device=(run_options or RunOptions()).device)
-    queue = Queue(lib, run_options, models=models.pool)
+    queue = TeamQueue(lib, team_db(lib.folder), run_options, log, models=models.pool, lease_seconds=lease_seconds,
+                      embedded=embedded_worker)
     app, team = team_app(lib, where, oidc, models, queue)
     server = uvicorn_server(app, where)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="igot-team")
@@ -136,15 +145,17 @@ def start_team(folder: Path | str, where: Address, oidc: Any = None, sock: Optio
 
 def serve_team(folder: Path | str, where: Address, oidc: Any = None, log: Callable[[str], None] = print,
                run_options: Optional[RunOptions] = None, recording_folders: Sequence[Path | str] = (),
-               models: Optional[Models] = None) -> None:
-    """`igot serve --team`: serve until Ctrl+C."""
+               models: Optional[Models] = None, embedded_worker: bool = True) -> None:
+    """`igot serve --team`: serve until Ctrl+C. `embedded_worker=False` (--no-embedded-worker):
+    only workers (igot worker) make the queue's interviews, never this server."""
     folder = Path(folder)
     if not folder.is_dir():
         raise IgotError(f"No library folder {folder}.", "Give the folder iGot wrote the interviews to (--out).")
     lib = Library(folder)
     sock = bind(where.port, where.host)
     models = models or Models(lib.folder)
-    queue = Queue(lib, run_options, log, recording_folders, models.pool)
+    queue = TeamQueue(lib, team_db(lib.folder), run_options, log, recording_folders, models.pool,
+                      embedded=embedded_worker)
     app, team = team_app(lib, where, oidc, models, queue)
     interviews, _ = lib.listing()
     someone = people.people(team.db)
@@ -152,4 +163,9 @@ def serve_team(folder: Path | str, where: Address, oidc: Any = None, log: Callab
         f"({len(someone)} {'person' if len(someone) == 1 else 'people'}; Ctrl+C stops it)")
     if not someone:
         log(f"No one can sign in yet: igot people add YOUR@EMAIL --role admin --out {folder}")
-    uvicorn_server(app, where).run(sockets=[sock])
+    if not embedded_worker:
+        log(f"Only workers make the queue's interviews: igot workers add NAME --out {folder}")
+    try:
+        uvicorn_server(app, where).run(sockets=[sock])
+    finally:
+        queue.close()  # the job this server ran waits for the next start, or a worker

@@ -10,7 +10,7 @@ from igot.errors import IgotError
 from igot.media import audio
 from igot.team import activity
 from igot.team.roles import READ, WRITE
-from igot.workspace.access import need
+from igot.workspace.access import need, person
 from igot.workspace.queue import MAX_UPLOAD, Queue
 from igot.workspace.routes.common import Context, NoRoom, body, chunk
 
@@ -49,7 +49,8 @@ def router(ctx: Context) -> APIRouter:
     async def queue_add(request: Request) -> Response:
         asked = await body(request)
         await run_in_threadpool(room_for_uploads, queue, asked)
-        jobs = await run_in_threadpool(queue.add, asked)
+        who = person(request)
+        jobs = await run_in_threadpool(queue.add, asked, who.id if who is not None else None)
         ctx.did(request, activity.ADDED_INTERVIEW, "", "queue", text=f"{len(jobs)} recording{'s' * (len(jobs) != 1)}")
         return JSONResponse({"jobs": jobs}, status_code=201)
 
