@@ -18,6 +18,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -27,7 +28,7 @@ from igot.team.db import SCHEMA, TeamDB, team_db
 from igot.transcript import Transcript
 from igot.workspace import team_server
 from igot.workspace.queue import RECORDINGS
-from igot.workspace.team_queue import TeamQueue, options_dict, options_from
+from igot.workspace.team_queue import TeamQueue, options_dict, options_from, place_stages, stages_folder
 from tests.test_add_interviews import FAST
 from tests.test_highlights import interview
 from tests.test_team_server import PASSWORD
@@ -206,6 +207,93 @@ def test_a_worker_token_opens_its_own_jobs_routes_only_and_a_session_none(team, 
     assert b.post("/api/worker/take", json={}).status_code == 401
 
 
+def test_a_job_sent_to_a_worker_carries_the_librarys_glossary_and_summary_prompt(team, folder):
+    app, db, queue = team
+    (folder / "glossary.txt").write_text("Joana\nOnboardly\n", encoding="utf-8")
+    prompt = "Summarise for the product team, in three bullets:\n{transcript}"
+    (folder / "summary-prompt.txt").write_text(prompt, encoding="utf-8")
+    upload(folder, db, "one.flac", b"first")
+    jobs.add(db, "link", "https://example.com/two.mp3", "two", options_dict(replace(FAST, summary=True)), None)
+    own = jobs.add(db, "link", "https://example.com/three.mp3", "three",
+                   options_dict(replace(FAST, summary=True, glossary=["Ana"], prompt="Only this: {transcript}")), None)
+    a = as_worker(app, jobs.add_worker(db, "a"))
+    first, second, third = (a.post("/api/worker/take", json={}).json()["job"]["options"] for _ in range(3))
+    # As the server's own run reads them from the library (the prompt only for a run that summarises).
+    assert first["glossary"] == ["Joana", "Onboardly"] and not first.get("prompt")
+    assert second["glossary"] == ["Joana", "Onboardly"] and second["prompt"] == prompt
+    assert (third["glossary"], third["prompt"]) == (["Ana"], "Only this: {transcript}")  # the job's own kept
+    made = options_from(second, FAST.__class__(device="cpu", drive=False, progress=False))
+    assert (list(made.glossary), made.prompt) == (["Joana", "Onboardly"], prompt)
+    assert jobs.get(db, own.id).options["glossary"] == ["Ana"]  # the job itself unchanged
+
+
+def test_a_stage_sent_is_kept_for_the_job_only_by_its_worker_and_removed_when_it_ends(team, folder):
+    app, db, queue = team
+    one = upload(folder, db, "one.flac", b"first")
+    a, b = as_worker(app, jobs.add_worker(db, "a")), as_worker(app, jobs.add_worker(db, "b"))
+    assert a.post("/api/worker/take", json={}).json()["job"]["stages"] == []
+    stage = interview().to_json().encode()
+    put = lambda client, name, data=stage: client.put(f"/api/worker/jobs/{one.id}/stages/{name}", content=data,  # noqa: E731
+                                                      headers={"Content-Type": "application/json"})
+    assert put(a, "transcription.json").status_code == 200
+    assert put(b, "transcription.json").status_code == 409  # not its job
+    for name in ("audio.wav", "..%2Fteam.sqlite3", "source.json"):
+        assert put(a, name).status_code in (400, 404), name
+    assert put(a, "diarization.json", b"not json").status_code == 400
+    assert (stages_folder(folder, one.id) / "transcription.json").read_bytes() == stage
+    assert a.get(f"/api/worker/jobs/{one.id}/stages").json() == {"stages": ["transcription.json"]}
+    assert a.get(f"/api/worker/jobs/{one.id}/stages/transcription.json").content == stage
+    assert b.get(f"/api/worker/jobs/{one.id}/stages/transcription.json").status_code == 409
+    # A link planted in the job's folder's place: nothing written through it, nothing read.
+    elsewhere = folder.parent / "elsewhere"
+    elsewhere.mkdir()
+    (stages_folder(folder, one.id) / "transcription.json").unlink()
+    stages_folder(folder, one.id).rmdir()
+    stages_folder(folder, one.id).symlink_to(elsewhere)
+    assert put(a, "transcription.json").status_code == 400 and not any(elsewhere.iterdir())
+    assert a.get(f"/api/worker/jobs/{one.id}/stages").json() == {"stages": []}
+    stages_folder(folder, one.id).unlink()
+    assert put(a, "transcription.json").status_code == 200
+    # The server's own run, taking the job up, finds them in its work folder (its own kept first).
+    work = folder / ".igot" / "one-0123456789"
+    assert place_stages(folder, one.id, work) == ["transcription.json"] and (work / "transcription.json").read_bytes() == stage
+    assert place_stages(folder, one.id, work) == []
+    # The job ends: its stages go.
+    assert a.post(f"/api/worker/jobs/{one.id}/failed", json={"line": "no"}).status_code == 200
+    assert not stages_folder(folder, one.id).exists() and elsewhere.is_dir()
+
+
+@pytest.mark.slow  # all-MiniLM-L6-v2, a real sentence-transformers model
+def test_the_server_makes_the_phrase_vectors_of_a_workers_interview_and_search_by_meaning_finds_it(folder):
+    from igot.search import embed
+    from igot.workspace.models import Models
+    from tests.test_search_meaning import minilm_path
+    from tests.test_team_server import signed_in
+
+    lib, db = Library(folder), team_db(folder)
+    models = Models(folder, minilm_path())
+    queue = TeamQueue(lib, db, FAST, embedded=False, models=models.pool)
+    app, _ = team_server.team_app(lib, team_server.Address("127.0.0.1", 443, ORIGIN), models=models, queue=queue)
+    try:
+        (folder / RECORDINGS).mkdir()
+        (folder / RECORDINGS / "one.flac").write_bytes(b"first")
+        job = jobs.add(db, "upload", str((folder / RECORDINGS / "one.flac").resolve()), "one.flac",
+                       options_dict(replace(FAST, meaning=True, embedding_model=minilm_path())), None)
+        w = as_worker(app, jobs.add_worker(db, "w"))
+        assert w.post("/api/worker/take", json={}).json()["job"]["id"] == job.id
+        # The worker made no vectors (its model is a folder on the server): the server makes them.
+        stem = w.put(f"/api/worker/jobs/{job.id}/result", content=interview().to_json(),
+                     headers={"Content-Type": "application/json"}).json()["stem"]
+        kept = embed.load_embeddings(folder / f"{stem}.json")
+        assert kept is not None and kept.matches(Transcript.load(folder / f"{stem}.json"), minilm_path())
+        ana = signed_in(app, folder, "ana@example.com", "researcher", "Ana")
+        found = ana.get("/api/search", params={"q": "expensive"}).json()  # no word of it in the interview
+        # found by meaning: a phrase about the price (what one would pay, the price too high) first
+        assert found["meaning"] and found["hits"][0]["stem"] == stem and found["hits"][0]["phrase"] in (0, 1), found
+    finally:
+        queue.close()
+
+
 # --- real workers, a real server, real runs --------------------------------------------------------
 def start(folder: Path, port: int, lease: float = 4.0) -> team_server.RunningTeam:
     sock = team_server.bind(port, "127.0.0.1")
@@ -226,7 +314,7 @@ def queue_uploads(running: team_server.RunningTeam, recordings: dict[str, bytes]
         running.queue.receive(job["id"], 0, data, True)
 
 
-def wait_for(check, timeout: float, what: str, logs: list[Path] = ()):
+def wait_for(check, timeout: float, what: str, logs: list[Path] = (), every: float = 0.2):
     deadline = time.monotonic() + timeout
     while True:
         found = check()
@@ -235,7 +323,7 @@ def wait_for(check, timeout: float, what: str, logs: list[Path] = ()):
         if time.monotonic() > deadline:
             said = "\n".join(p.read_text() for p in logs if p.exists())
             raise AssertionError(f"{what}: not within {timeout} s\n{said}")
-        time.sleep(0.2)
+        time.sleep(every)
 
 
 def stop(*processes: subprocess.Popen) -> None:
@@ -276,7 +364,7 @@ def test_two_workers_make_three_recordings_each_once(devdata, folder, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_job_loses_it_to_the_other_and_one_interview_is_made(devdata, folder, tmp_path):
+def test_a_worker_killed_mid_job_loses_it_to_the_other_which_picks_up_its_stages(devdata, folder, tmp_path):
     data = (devdata / "openai_whisper/jfk.flac").read_bytes()
     running = start(folder, 0, lease=3.0)
     db = team_db(folder)
@@ -285,22 +373,72 @@ def test_a_worker_killed_mid_job_loses_it_to_the_other_and_one_interview_is_made
     second = None
     try:
         queue_uploads(running, {"ana.flac": data})
-        # Running, with a stage of the run reported (past receiving the recording).
-        job = wait_for(lambda: next((j for j in jobs.listing(db) if j.state == "running"
-                                     and j.stage not in ("", "starting", "receiving the recording")), None),
-                       60, "the job running", list(logs.values()))
-        assert job.worker_name == "w1"
+        [job] = jobs.listing(db)
+        kept = stages_folder(folder, job.id) / "transcription.json"
+        # The first worker sent its transcription as it finished it: killed at once.
+        wait_for(kept.is_file, 60, "the transcription sent by the first worker", list(logs.values()), every=0.02)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
+        sent = kept.read_bytes()
+        assert jobs.get(db, job.id).state == "running" and jobs.get(db, job.id).worker_name == "w1"
         second = worker(running.url, jobs.add_worker(db, "w2"), logs["w2"])
         [ended] = wait_for(lambda: (found := jobs.listing(db)) and found[0].state in jobs.ENDED and found,
                            90, "the job made by the second worker", list(logs.values()))
         assert (ended.state, ended.attempts, ended.worker_name) == ("done", 2, "w2"), ended
         [made] = interviews(folder)
         assert made.source.path == str((folder / RECORDINGS / "ana.flac").resolve())
+        # The second run took the first's transcription up and did not transcribe again.
+        said = logs["w2"].read_text()
+        assert "Picking up where the job stopped: transcription" in said, said
+        assert "Transcription: reusing the finished transcription" in said and "Transcription: Whisper" not in said, said
+        words = lambda t: [(w.text, w.start) for p in t.phrases for w in p.words]  # noqa: E731
+        assert words(made) == words(Transcript.from_json(sent.decode()))  # the interview made from what was sent
+        assert not stages_folder(folder, job.id).exists()  # the job ended: its stages removed
         assert not (folder / ".igot" / "changes").exists() or not any((folder / ".igot" / "changes").iterdir())
     finally:
         stop(first, *([second] if second else []))
+        running.stop()
+
+
+def researcher(running: team_server.RunningTeam, folder: Path) -> httpx.Client:
+    """A researcher signed in to the running server, as the page is."""
+    db = team_db(folder)
+    people.accept(db, people.invite(db, "rita@example.com", "researcher"), "Rita", PASSWORD)
+    origin = running.url.rstrip("/")
+    client = httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=30)
+    signed = client.post("/api/session", json={"email": "rita@example.com", "password": PASSWORD})
+    assert signed.status_code == 200, signed.text
+    # The session's cookie is a Secure one (__Host-), which httpx keeps for HTTPS only: sent as the browser would here.
+    client.headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in signed.cookies.items())
+    client.headers["X-iGot-Token"] = client.get("/").text.split('name="igot-token" content="')[1].split('"')[0]
+    return client
+
+
+@pytest.mark.slow
+def test_the_pages_cancel_stops_an_outside_worker_mid_job_and_takes_the_upload_back(devdata, folder, tmp_path):
+    data = (devdata / "openai_whisper/jfk.flac").read_bytes()
+    running = start(folder, 0)
+    db = team_db(folder)
+    log = tmp_path / "w1.log"
+    one = worker(running.url, jobs.add_worker(db, "w1"), log)
+    try:
+        rita = researcher(running, folder)
+        queue_uploads(running, {"ana.flac": data})
+        job = wait_for(lambda: next((j for j in jobs.listing(db) if j.state == "running"
+                                     and j.stage not in ("", "starting", "receiving the recording")), None),
+                       60, "the job running on the worker", [log])
+        answer = rita.post(f"/api/queue/{job.id}/cancel", json={})
+        assert answer.status_code == 200 and answer.json()["stopping"], answer.text
+        [ended] = wait_for(lambda: (found := jobs.listing(db)) and found[0].state in jobs.ENDED and found,
+                           60, "the job cancelled", [log])
+        assert (ended.state, ended.worker_name) == ("cancelled", "w1"), ended
+        wait_for(lambda: "stopped (cancelled" in log.read_text(), 20, "the worker saying it stopped", [log])
+        assert "done, saved" not in log.read_text() and not list(folder.glob("*.json"))
+        assert not (folder / RECORDINGS / "ana.flac").exists() and not stages_folder(folder, job.id).exists()
+        assert one.poll() is None  # it goes on, waiting for the next job
+        assert [j["state"] for j in rita.get("/api/queue").json()["jobs"]] == ["cancelled"]
+    finally:
+        stop(one)
         running.stop()
 
 

@@ -146,6 +146,15 @@ def held(db: TeamDB, job_id: int, worker: Optional[int]) -> Job:
     return job
 
 
+def held_or_done(db: TeamDB, job_id: int, worker: Optional[int]) -> Job:
+    """The job, when `worker` holds it now or made it (its result sent again); LeaseLost otherwise."""
+    with db.read() as conn:
+        job = _get(conn, job_id)
+    if job.state == "done" and job.worker == worker:
+        return job
+    return held(db, job_id, worker)
+
+
 def renew(db: TeamDB, job_id: int, worker: Optional[int], stage: str, done: float, total: float,
           lease_seconds: float = LEASE_SECONDS) -> bool:
     """The worker's progress on its job, its lease renewed. False when it should stop: the lease
@@ -230,6 +239,12 @@ def needed_sources(db: TeamDB) -> set[str]:
                                                   "AND kind = 'upload'")}
 
 
+def active_ids(db: TeamDB) -> set[int]:
+    """The jobs waiting or running: those whose stages a worker sent are still kept."""
+    with db.read() as conn:
+        return {r["id"] for r in conn.execute("SELECT id FROM jobs WHERE state IN ('waiting', 'running')")}
+
+
 # --- the workers ---------------------------------------------------------------------------------
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
@@ -253,6 +268,8 @@ def add_worker(db: TeamDB, name: str) -> str:
     """A worker let in: its token (shown once; only its SHA-256 is kept)."""
     name = check_worker_name(name)
     token = secrets.token_urlsafe(32)
+    while token.startswith("-"):  # `igot worker --token -x…` would read it as an option
+        token = secrets.token_urlsafe(32)
     with db.write() as conn:
         if conn.execute("SELECT 1 FROM workers WHERE name = ?", (name,)).fetchone():
             raise IgotError(f"A worker named {name!r} was already added.",

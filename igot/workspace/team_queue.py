@@ -12,19 +12,30 @@ with the workspace's model pool: unless started with `--no-embedded-worker`, and
 outside worker has asked for a job in the last EXTERNAL_WINDOW seconds (a team with a GPU box
 should not have the server's CPU crawl through the same queue). Its jobs renew their lease like any
 worker's; at the next start, a job the server ran when it stopped waits again (jobs.resume).
+
+A job's finished stages travel with it: a worker sends each stage's kept file (its work folder's,
+igot.pipeline.cache) as it finishes, the server keeps them in LIB/.igot/jobs/ID/ (only the names
+STAGE_FILES, through no link), and the worker that takes the job next (its first killed) puts them
+in its own work folder, so its run reuses them. They are removed once the job ends.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 import threading
 import time
+import uuid
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from igot.errors import IgotError
-from igot.pipeline import Models, RunOptions, run
+from igot.pipeline import Models, RunOptions, run, work_dir_for
 from igot.pipeline.models import RUN_ONLY
+from igot.runtime import changes
+from igot.runtime.files import STATE, first_link, remove_tree
 from igot.team import jobs
 from igot.team.db import TeamDB
 from igot.workspace.queue import STAGES, STOPS_AT, Cancelled, Gone, Job, Queue, forget_left_jobs, one_line, \
@@ -36,6 +47,103 @@ IDLE_POLL = 2.0  # seconds between two looks at the queue when it is empty
 # Options that belong to the computer that runs the job, not to the job: never sent to a worker.
 # A link's local addresses are the worker's own rule (as `igot run`'s), never the server's.
 LOCAL_OPTIONS = {"cookies", "client_secrets", "drive_folder", "drive", "progress", "device", "force", "allow_local_links"}
+
+
+# A run's kept stages a worker may send and another take up (igot.pipeline.stages), each a JSON file
+# (what the server's door lets a worker send): the source and its audio are not among them (the next
+# worker has the recording, and converts it in seconds), nor the speakers' voice windows (binary,
+# made again from the audio).
+STAGE_FILES = ("transcription.json", "alignment.json", "punctuation.json", "diarization.json", "summary.json",
+               "embeddings.json")
+JOBS_FOLDER = "jobs"  # LIB/.igot/jobs/ID: a job's stages sent by its workers
+MAX_STAGE = 256 * 2**20  # bytes of one stage's file (an hour's transcription with its words: ~5 MB)
+
+
+def stages_folder(folder: Path, job_id: int) -> Path:
+    return Path(folder) / STATE / JOBS_FOLDER / str(int(job_id))
+
+
+def stage_name(name: str) -> str:
+    if name not in STAGE_FILES:
+        raise IgotError(f"{name[:60]!r} is not a stage's file.", "Check that the worker runs the same iGot as the server.")
+    return name
+
+
+def keep_stage(folder: Path, job_id: int, name: str, data: bytes) -> Path:
+    """A stage's file a worker sent for its job (JSON), written whole (a temp file renamed) in the
+    job's folder, reached through no link."""
+    stage_name(name)
+    try:
+        json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise IgotError(f"The stage {name} sent is not JSON.", "Check that the worker runs the same iGot as the server.") from None
+    where = changes.own_folder(stages_folder(folder, job_id), Path(folder))
+    path = where / name
+    tmp = where / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # a link in its place is replaced, never followed
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def kept_stages(folder: Path, job_id: int) -> dict[str, Path]:
+    """The stages kept for the job: real files reached through no link, by name."""
+    where = stages_folder(folder, job_id)
+    if first_link(where, Path(folder)) is not None:
+        return {}
+    found = {}
+    for name in STAGE_FILES:
+        try:
+            if stat.S_ISREG(os.lstat(where / name).st_mode):
+                found[name] = where / name
+        except OSError:
+            pass
+    return found
+
+
+def forget_stages(folder: Path, job_id: int) -> None:
+    remove_tree(stages_folder(folder, job_id), Path(folder))
+
+
+def forget_left_stages(folder: Path, db: TeamDB) -> None:
+    """The stages kept for jobs that ended (or are gone) removed: those whose end no route saw (a
+    job failed or cancelled when another worker asked, one taken off the list)."""
+    where = Path(folder) / STATE / JOBS_FOLDER
+    try:
+        if first_link(where, Path(folder)) is not None:
+            return
+        with os.scandir(where) as entries:
+            names = [e.name for e in entries]
+    except OSError:
+        return
+    active = jobs.active_ids(db)
+    for name in names:
+        if not (name.isdigit() and int(name) in active):
+            remove_tree(where / name, Path(folder))
+
+
+def place_stages(folder: Path, job_id: int, work: Path) -> list[str]:
+    """The job's kept stages copied into a run's work folder in the library `folder` (the server's
+    own run), where it has none of its own, through no link: the names placed."""
+    placed = []
+    for name, path in kept_stages(folder, job_id).items():
+        if (work / name).exists():
+            continue
+        try:
+            changes.own_folder(work, Path(folder))
+            tmp = work / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+            tmp.write_bytes(path.read_bytes())
+            os.replace(tmp, work / name)
+            placed.append(name)
+        except (OSError, IgotError):  # the run makes it again
+            pass
+    return placed
 
 
 def options_dict(options: RunOptions) -> dict:
@@ -149,6 +257,26 @@ class TeamQueue(Queue):
 
     def forget_left(self) -> None:
         forget_left_jobs(self.lib, keep=frozenset(jobs.needed_sources(self.db)))
+        forget_left_stages(self.folder, self.db)
+
+    def sent_options(self, job: jobs.Job) -> dict:
+        """The job's options as sent to a worker: with the library's glossary and summary prompt,
+        as the server's own run reads them from the library (igot.pipeline.plan), unless the job
+        has its own. A glossary or prompt the library's file cannot give is left out, as the
+        server's run would leave it."""
+        options = dict(job.options)
+        if options.get("glossary") is None:
+            try:
+                terms = self.lib.glossary()
+            except IgotError:
+                terms = []
+            if terms:
+                options["glossary"] = list(terms)
+        if not options.get("prompt") and options.get("summary", True):
+            kept = self.lib.kept_prompt()
+            if kept.text:
+                options["prompt"] = kept.text
+        return options
 
     def next_id(self) -> str:
         self.numbered += 1
@@ -245,6 +373,7 @@ class TeamQueue(Queue):
                 options = options_from(job.options, self.options)
                 if job.kind == "path":  # checked again: the file may have changed since it was added
                     source = str(self.recording_path(source))
+                place_stages(self.folder, job.id, work_dir_for(source, self.folder))  # what a worker sent before
                 result = run(source, self.folder, options, models=self.models, log=reporter.heard, progress=reporter.step)
             json_file = result.files.get("json")
             if json_file is None:
@@ -279,5 +408,7 @@ class TeamQueue(Queue):
                 activity.record(self.db, who, activity.ADDED_INTERVIEW, stem or "", "", None, job.name)
         if finished.state != "done" and job.kind == "upload":
             take_back(self.lib, Path(job.source))
+        if finished.state in jobs.ENDED:
+            forget_stages(self.folder, job.id)
         self.log(f"{job.name}: {finished.state}{': ' + finished.line if finished.line else ''}")
         return finished
