@@ -569,3 +569,86 @@ def open_workspace(drive_folder: str = "", out_dir: Optional[Path] = None, heigh
           f"Add interviews there: choose recordings (sent into this session) or paste links{paths}. "
           f"In its own tab: {proxy}")
     return running
+
+
+# --- a Colab session working for a team's server (notebooks/iGot_worker.ipynb) ---------------------
+WORKER_SECRET = "IGOT_WORKER_TOKEN"  # the worker's token kept in Colab's secrets (🔑), not in the notebook
+
+
+def worker_token(typed: str = "") -> str:
+    """The worker's token: the one typed into the form, or else Colab's secret IGOT_WORKER_TOKEN
+    (the notebook, saved to Drive or shared, then never holds it)."""
+    token = typed.strip()
+    if not token:
+        try:
+            from google.colab import userdata
+
+            token = (userdata.get(WORKER_SECRET) or "").strip()
+        except ImportError:
+            token = os.environ.get(WORKER_SECRET, "").strip()
+        except Exception:  # SecretNotFoundError, or the notebook was not given access to it
+            token = ""
+    if not token:
+        raise IgotError("No worker token: the team's admin makes one with `igot workers add NAME` on the server.",
+                        f"Add it under 🔑 Secrets (name {WORKER_SECRET}) and allow this notebook to use it, "
+                        "or paste it into the form (it is a password: don't share the notebook with it).")
+    return token
+
+
+def worker_command(server: str, token: str, device: str) -> list[str]:
+    """`igot worker --server URL --token TOKEN --device DEVICE`, run by this Python."""
+    return [sys.executable, "-m", "igot", "worker", "--server", server.strip(), "--token", token, "--device", device]
+
+
+def work_for_team(server: str, token: str = "", device: str = "") -> int:
+    """This session as one of the team's workers: `igot worker` runs until the cell is stopped (■),
+    its lines shown as they come (each job taken, its stages, done). Stopped, the worker ends at
+    once; a job it was making goes to another worker (or the server) when its lease runs out, a
+    minute later. Its exit code: 0 stopped, 3 the token refused (IgotError, as any start that fails)."""
+    import signal
+    import subprocess
+
+    if not server.strip():
+        raise IgotError("No server address.", "Give the team server's address, such as https://igot.example.com.")
+    token = worker_token(token)
+    if not device:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        install_speaker_detection("auto")  # NeMo Sortformer: what a GPU's `auto` picks
+        import torch
+
+        where = f"the GPU ({torch.cuda.get_device_name()})"
+    else:
+        where = "the CPU (no GPU here: Runtime → Change runtime type → T4 GPU is several times faster)"
+    print(f"Working for {server.strip()} on {where}. Each job it takes is shown below, stage by stage.\n"
+          "To stop: ■ (interrupt) this cell; a job it was making then goes to another worker within a minute.",
+          flush=True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # Its own session: the cell's interrupt reaches this function only, which stops the worker once.
+    proc = subprocess.Popen(worker_command(server, token, device), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, bufsize=1, env=env, start_new_session=True)
+    said = ""
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            said = line.strip() or said
+            print(line, end="", flush=True)
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        print("Stopped: this session no longer works for the team.", flush=True)
+        return 0
+    if code == 3:
+        raise IgotError(said.removeprefix("Stopped: ").removeprefix("igot: "),
+                        "Ask the team's admin for a new token (igot workers add NAME), then run this cell again.")
+    if code:
+        raise IgotError(said.removeprefix("igot: ") or f"The worker stopped (exit code {code}).",
+                        "Check the server's address and token, then run this cell again.")
+    return code
