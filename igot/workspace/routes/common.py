@@ -82,12 +82,18 @@ async def chunk(request: Request) -> bytes:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/octet-stream":
         raise Unsupported("Refused: a recording must be sent as its bytes (Content-Type: application/octet-stream).",
                           "Add it from the workspace page.")
+    return await capped(request, MAX_CHUNK, "piece of recording")
+
+
+async def capped(request: Request, limit: int, what: str) -> bytes:
+    """The request's body, refused (413) past `limit` bytes: before a byte is read when its length
+    says so, else as soon as it grows past it (a body sent without its length too)."""
     length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > MAX_CHUNK:
-        raise TooLarge(f"The piece of recording is {int(length)} bytes long.", f"Send at most {MAX_CHUNK} bytes at a time.")
+    if length.isdigit() and int(length) > limit:
+        raise TooLarge(f"The {what} sent is {int(length)} bytes long.", f"Send at most {limit} bytes at a time.")
     data = bytearray()
     async for piece in request.stream():
         data += piece
-        if len(data) > MAX_CHUNK:
-            raise TooLarge(f"The piece of recording is over {MAX_CHUNK} bytes long.", f"Send at most {MAX_CHUNK} bytes at a time.")
+        if len(data) > limit:
+            raise TooLarge(f"The {what} sent is over {limit} bytes long.", f"Send at most {limit} bytes at a time.")
     return bytes(data)

@@ -39,7 +39,7 @@ from igot.transcript import Source, Transcript
 from igot.workspace.access import need
 from igot.workspace.interviews import WorkspaceError
 from igot.workspace.queue import RECORDINGS
-from igot.workspace.routes.common import Context, TooLarge, body
+from igot.workspace.routes.common import Context, body, capped
 from igot.workspace.team_queue import EXTERNAL_WINDOW, MAX_STAGE, TeamQueue, forget_left_stages, keep_stage, \
     kept_stages, stage_name
 
@@ -145,19 +145,6 @@ def save_result(queue: TeamQueue, worker: int, job_id: int, data: bytes, models:
         store.save(t, lib.folder, stem, drive=False, log=queue.log, then=then)
         queue.ended(job, worker, "done", "", stem)
         return stem
-
-
-async def capped(request: Request, limit: int, what: str) -> bytes:
-    """The request's body, refused (413) past `limit` bytes."""
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > limit:
-        raise TooLarge(f"The {what} sent is {int(length)} bytes long.", f"Send at most {limit} bytes.")
-    data = bytearray()
-    async for piece in request.stream():
-        data += piece
-        if len(data) > limit:
-            raise TooLarge(f"The {what} sent is over {limit} bytes long.", f"Send at most {limit} bytes.")
-    return bytes(data)
 
 
 def router(ctx: Context) -> APIRouter:
