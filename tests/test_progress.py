@@ -56,12 +56,24 @@ def test_a_hook_that_raises_stops_the_run_inside_the_transcription_and_nothing_i
 def test_the_time_left_follows_the_stage_s_own_progress():
     job = Progress(["transcription", "diarization"])
     job.seconds = 600.0  # a 10-minute recording
-    job.heard("Transcription", now=1000.0)
+    job.began("transcription", now=1000.0)
     job.told(25, 100)
     _, quarter = job.estimate(now=1100.0)
     job.told(50, 100)
     _, half = job.estimate(now=1100.0)
     # 100 s for a quarter: 300 s to go in the stage; for a half: 100 s; the speakers' stage the same in both
     assert quarter - half == pytest.approx(200.0)
-    job.heard("Speakers", now=1200.0)  # the next stage starts with nothing told yet
+    job.began("diarization", now=1200.0)  # the next stage starts with nothing told yet
     assert job.inside is None
+
+
+def test_a_run_tells_each_stage_by_its_name_as_it_begins(conversation, models, tmp_path):
+    """The typed events a queue's job and a worker's server follow (never read back from the
+    run's lines): each stage's name, in the run's order, the audio before the transcription and
+    the save last."""
+    wav, _ = conversation
+    told: list[str] = []
+    run(str(wav), tmp_path, OPTIONS, models=models, log=lambda line: None, stage=told.append)
+    assert told[:3] == ["source", "audio", "transcription"] and told[-1] == "saving"
+    assert told == sorted(told, key=["source", "audio", "transcription", "alignment", "punctuation", "diarization",
+                                     "summary", "meaning", "saving"].index)

@@ -40,14 +40,16 @@ def run(
     models: Optional[Models] = None,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
     progress: Optional[Hook] = None,
+    stage: Optional[Callable[[str], None]] = None,
 ) -> RunResult:
     """`source_text` (a file or a link) made into an interview in the library `out_dir`. `log` is
     told each line a person reads; `progress`, when given, each stage's progress instead of a
-    terminal bar (igot.runtime.progress.Hook: it may raise to stop the run, which then writes nothing)."""
+    terminal bar (igot.runtime.progress.Hook: it may raise to stop the run, which then writes nothing);
+    `stage`, each stage's name as it begins (RunContext.begins)."""
     options = options or RunOptions()
     out_dir = Path(out_dir)
     started = time.perf_counter()
-    ctx = _start(source_text, out_dir, options, models or Models(), log, progress)
+    ctx = _start(source_text, out_dir, options, models or Models(), log, progress, stage)
 
     with ctx.timed("source"):
         src, media = stages.get_source(ctx, source_text)
@@ -73,7 +75,7 @@ def run(
 
 
 def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models, log,
-           progress: Optional[Hook] = None) -> RunContext:
+           progress: Optional[Hook] = None, stage: Optional[Callable[[str], None]] = None) -> RunContext:
     """The run's plan (every option checked, every choice made) and its work folder, once the source is known to exist."""
     access = hub.Hub()
     plan = make_plan(options, log, access, library=out_dir)  # before any long work: a wrong option should not cost a transcription
@@ -85,7 +87,7 @@ def _start(source_text: str, out_dir: Path, options: RunOptions, models: Models,
     except OSError as exc:
         raise IgotError(f"Cannot create the output folder '{out_dir}' ({exc.strerror or type(exc).__name__}).",
                         "Choose a folder you can write to with --out.") from None
-    return RunContext(options, plan, models, access, log, work, hook=progress)
+    return RunContext(options, plan, models, access, log, work, hook=progress, stage=stage)
 
 
 def summarise(result: RunResult, options: RunOptions, models: Optional[Models] = None,

@@ -46,6 +46,13 @@ class RunContext:
     timings: dict[str, float] = field(default_factory=dict)
     recording: dict[str, float] = field(default_factory=dict)  # its "seconds", once the audio is read
     hook: Optional[Hook] = None  # told each stage's progress instead of a terminal bar (the workspace's queue)
+    stage: Optional[Callable[[str], None]] = None  # told each stage's name as it begins (igot.runtime.pace's names, "audio", "saving")
+
+    def begins(self, name: str) -> None:
+        """Stage `name` begins: told to whoever follows the run by its stages (a queue's job, a
+        worker's server), as the pace table, the log and the bars name it; never read back from lines."""
+        if self.stage is not None:
+            self.stage(name)
 
     @property
     def progress(self) -> Progress:
@@ -56,6 +63,7 @@ class RunContext:
     def timed(self, stage: str) -> Iterator[None]:
         """The seconds the block takes, kept as the stage's timing when it finishes. On a CPU,
         where a long recording takes tens of minutes, the time left for the whole run follows."""
+        self.begins(stage)
         started = time.perf_counter()
         yield
         self.timings[stage] = time.perf_counter() - started

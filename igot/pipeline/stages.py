@@ -70,6 +70,7 @@ def _keep_source(path: Path, fetched: tuple[Source, Path], key: Any) -> None:
 def get_audio(ctx: RunContext, media: Path) -> Path:
     """The 16 kHz mono WAV every later stage reads. The file is its own record (written whole or
     not at all): made once, again only with --force."""
+    ctx.begins("audio")
     wav = ctx.work / "audio.wav"
     if ctx.options.force or not wav.exists():
         ctx.log(f"Audio: converting {media.name} to 16 kHz mono")
@@ -221,6 +222,7 @@ def by_band(ctx: RunContext, wav: Path) -> tuple[str, str]:
 def diarization(ctx: RunContext, wav: Path) -> list[SpeakerTurn]:
     """Who speaks when, reused when already found with the same choices. Where `auto` picks per
     recording (BY_BAND), it decides here, once, from the audio, and says which and why."""
+    ctx.begins("diarization")
     chosen, why = ctx.plan.diarizer, ""
     if chosen == BY_BAND:
         chosen, reason = by_band(ctx, wav)
@@ -432,6 +434,7 @@ def save(ctx: RunContext, t: Transcript, source_text: str, out_dir: Path, second
     phrases' vectors kept beside the library (igot.search.embed). The interview's stem is the one
     its recording has in the library, else one no file holds (stems.stem_for): a run never
     replaces another recording's interview, nor a file of the user's."""
+    ctx.begins("saving")
     t.info.update(timings={k: round(v, 2) for k, v in ctx.timings.items()},
                   real_time_factor=round(seconds / max(t.duration, 1e-9), 3), plan=ctx.plan.info())
     # The stem is chosen, and taken by the files written, under one hold of the library's lock: a

@@ -286,7 +286,8 @@ def make(client: Client, given: dict, base: RunOptions, models: Models, log: Cal
                     reporter.heard(line)
 
                 with sender:
-                    result = run(source, library, options, models=models, log=heard, progress=reporter.step)
+                    result = run(source, library, options, models=models, log=heard, progress=reporter.step,
+                                 stage=reporter.began)
         except Cancelled:
             if revoked:
                 raise revoked[0] from None

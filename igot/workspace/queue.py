@@ -5,11 +5,11 @@ model pool (issue 41, point 2): kept while the queue has work (a GPU short of ro
 order, igot.pipeline.models), the run's own let go of once it is empty, the LLM and the embedder
 kept for search and Ask.
 
-What each job shows comes from the run's own lines (igot.pipeline.run's `log`): the stage each
-line names, and the time left from each stage's pace (igot.runtime.pace), measured on this
-computer as the stages finish; inside a stage, from the run's progress hook (how much of the
-recording is transcribed, how many phrases timed...), else its time so far against the time it
-should take.
+What each job shows comes from the run's typed events, never from its lines: each stage's name as
+it begins (igot.pipeline.run's `stage`), and the time left from each stage's pace
+(igot.runtime.pace), measured on this computer as the stages finish; inside a stage, from the
+run's progress hook (how much of the recording is transcribed, how many phrases timed...), else
+its time so far against the time it should take.
 
 Cancel: a waiting job is dropped; a running one stops at its stage's next step, raised from the
 progress hook (or from the log, between stages). The run writes the interview in one save at its
@@ -94,6 +94,7 @@ STAGES = {
     "Library": ("saving", "saving"),
 }
 ORDER = ["starting", "source", "audio", *pace.STAGES, "saving"]  # the stages in the order a run goes through them
+SHOWN = {name: shown for name, shown in STAGES.values()}  # a stage's name (RunContext.begins) -> what the page shows
 # Lines said only before the run's save begins: the run may stop there (raised from the log). The
 # save's own lines (Library, Voices) never stop it, so it is never cut half way.
 STOPS_AT = {"Source", "Audio", "Transcription", "Word timing", "Punctuation", "Speakers", "Summary", "Meaning index",
@@ -125,12 +126,12 @@ class Progress:
         if total > 0:
             self.inside = min(max(done / total, 0.0), 1.0)
 
-    def heard(self, prefix: str, now: float) -> None:
-        stage, shown = STAGES[prefix]
-        at, new = ORDER.index(self.stage), ORDER.index(stage)
-        # The run goes forward only; a Speakers line before the transcription is the plan's choice of
-        # diarizer, said before any work.
-        if new <= at or (stage == "diarization" and at < ORDER.index("transcription")):
+    def began(self, stage: str, now: float) -> None:
+        """The run's stage `stage` (RunContext.begins' name) began."""
+        if stage not in SHOWN:
+            return
+        shown = SHOWN[stage]
+        if ORDER.index(stage) <= ORDER.index(self.stage):  # the run goes forward only
             return
         if self.stage in pace.CPU_PACE:
             self.done[self.stage] = now - self.since
@@ -463,13 +464,15 @@ class Queue:
         source = job.link or (str(job.path) if job.path is not None else "")
         worker = threading.current_thread()
 
+        def began(stage: str) -> None:
+            if threading.current_thread() is not worker:  # the speaker detection beside (a GPU) is not the stage shown
+                return
+            job.progress.began(stage, time.monotonic())
+            if job.progress.seconds is None and stage not in ("source", "audio"):
+                job.progress.seconds = recording_seconds(source, self.folder)
+
         def said(line: str) -> None:
-            prefix = line.split(":", 1)[0]
-            if prefix in STAGES and threading.current_thread() is worker:  # the speaker thread beside says its own
-                job.progress.heard(prefix, time.monotonic())
-                if job.progress.seconds is None and prefix not in ("Source", "Audio"):
-                    job.progress.seconds = recording_seconds(source, self.folder)
-            if job.stopping and prefix in STOPS_AT:
+            if job.stopping and line.split(":", 1)[0] in STOPS_AT:  # stopped between two lines before the save
                 raise Cancelled()
             self.log(f"{job.name}: {line}")
 
@@ -486,7 +489,7 @@ class Queue:
             if job.path is not None:  # checked again: the file may have changed since it was added
                 source = str(self.recording_path(source))
             source = source or str(self.placed(job))
-            result = run(source, self.folder, job.options, models=models, log=said, progress=step)
+            result = run(source, self.folder, job.options, models=models, log=said, progress=step, stage=began)
         except Cancelled:
             self.finish(job, "cancelled", "", source)
         except IgotError as err:

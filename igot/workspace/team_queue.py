@@ -38,7 +38,7 @@ from igot.runtime import changes
 from igot.runtime.files import STATE, first_link, remove_tree
 from igot.team import jobs
 from igot.team.db import TeamDB
-from igot.workspace.queue import STAGES, STOPS_AT, Cancelled, Gone, Job, Queue, forget_left_jobs, one_line, \
+from igot.workspace.queue import SHOWN, STOPS_AT, Cancelled, Gone, Job, Queue, forget_left_jobs, one_line, \
     remove_upload, take_back
 from igot.outputs.store import Library
 
@@ -163,7 +163,7 @@ def options_from(given: Any, base: RunOptions) -> RunOptions:
 
 class Reporter:
     """A running job's progress, told to whoever leases it (the database for the server's own
-    worker, the server for an outside one): the stage from the run's lines, the counts from its
+    worker, the server for an outside one): the stage from the run's typed events, the counts from its
     progress hook, sent at most once a second when they change and every `every` seconds anyway
     (a long stage that says nothing must not lose its lease). `send(stage, done, total)` returns
     False when the job must stop (cancelled, or its lease lost): the run then stops at its next
@@ -191,12 +191,15 @@ class Reporter:
     def stopping(self) -> bool:
         return not self.go_on or self.halt.is_set()
 
+    def began(self, stage: str) -> None:
+        """The run's typed event: stage `stage` begins (RunContext.begins; the speaker detection
+        beside on a GPU tells its own, not the stage shown)."""
+        if threading.current_thread() is self.owner and stage in SHOWN:
+            self.stage, self.done, self.total, self.changed = SHOWN[stage], 0.0, 0.0, True
+
     def heard(self, line: str) -> None:
-        """The run's log: its stage; Cancelled at a line said before the save when told to stop."""
-        prefix = line.split(":", 1)[0]
-        if prefix in STAGES and threading.current_thread() is self.owner:  # the speaker thread beside says its own
-            self.stage, self.done, self.total, self.changed = STAGES[prefix][1], 0.0, 0.0, True
-        if self.stopping() and prefix in STOPS_AT:
+        """The run's log, passed on; Cancelled at a line said before the save when told to stop."""
+        if self.stopping() and line.split(":", 1)[0] in STOPS_AT:
             raise Cancelled()
         self.log(line)
 
@@ -374,7 +377,8 @@ class TeamQueue(Queue):
                 if job.kind == "path":  # checked again: the file may have changed since it was added
                     source = str(self.recording_path(source))
                 place_stages(self.folder, job.id, work_dir_for(source, self.folder))  # what a worker sent before
-                result = run(source, self.folder, options, models=self.models, log=reporter.heard, progress=reporter.step)
+                result = run(source, self.folder, options, models=self.models, log=reporter.heard, progress=reporter.step,
+                             stage=reporter.began)
             json_file = result.files.get("json")
             if json_file is None:
                 line = f"No speech found in {job.name}: nothing was written (an interview of the same name was kept as it was)."
