@@ -524,3 +524,58 @@ def test_a_worker_checks_the_servers_certificate(folder, tmp_path):
         assert untrusted.returncode == 2 and "certificate is not trusted" in untrusted.stderr, untrusted.stderr
     finally:
         running.stop()
+
+
+class TeamProcess:
+    """`igot serve --team` in a process of its own (making interviews itself, with the small
+    models), as a team's machine runs it: killed with SIGKILL, started again."""
+
+    def __init__(self, folder: Path, port: int, log: Path) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "igot", "serve", "--team", "--out", str(folder), "--port", str(port), "--no-browser",
+             "--no-llm", "--model", "bundled:tiny.en", "--no-align", "--no-punctuate", "--no-summary", "--no-meaning",
+             "--no-voices", "--device", "cpu"], stdout=log.open("a"), stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        wait_for(lambda: self.answers(), 60, "igot serve --team started", [log])
+
+    def answers(self) -> bool:
+        try:
+            return httpx.get(self.url + "/signin", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+
+@pytest.mark.slow  # a real server process killed mid-job and started again
+def test_a_server_killed_mid_job_and_started_again_finishes_its_queue_once(devdata, folder, tmp_path):
+    from tests.oidc_provider import free_port
+
+    db = team_db(folder)
+    people.accept(db, people.invite(db, "ana@example.com", "researcher"), "Ana", PASSWORD)
+    port, log = free_port(), tmp_path / "server.log"
+    server = TeamProcess(folder, port, log)
+    try:
+        ana = httpx.Client(base_url=server.url, headers={"Origin": server.url}, timeout=30)
+        assert ana.post("/api/session", json={"email": "ana@example.com", "password": PASSWORD}).status_code == 200
+        ana.cookies.set("__Host-igot-session", ana.cookies.get("__Host-igot-session"), domain="127.0.0.1")
+        token = ana.get("/").text.split('name="igot-token" content="')[1].split('"')[0]
+        ana.headers["X-iGot-Token"] = token
+        data = (devdata / "openai_whisper/jfk.flac").read_bytes()
+        made = ana.post("/api/queue", json={"files": [{"name": n, "size": len(data)} for n in ("ana.flac", "bruno.flac")]})
+        assert made.status_code == 201, made.text
+        for job in made.json()["jobs"]:
+            sent = ana.put(f"/api/queue/{job['id']}/file", params={"offset": 0, "last": True}, content=data,
+                           headers={"Content-Type": "application/octet-stream"})
+            assert sent.status_code == 200, sent.text
+        # The server's own worker is transcribing the first: the server is killed there.
+        wait_for(lambda: any(j.state == "running" and j.stage for j in jobs.listing(db)), 90, "a job running", [log])
+        os.kill(server.process.pid, signal.SIGKILL)
+        server.process.wait(timeout=10)
+        assert len(interviews(folder)) <= 1
+        server = TeamProcess(folder, port, log)
+        ended = wait_for(lambda: (found := jobs.listing(db)) and all(j.state == "done" for j in found) and found,
+                         120, "the queue finished after the restart", [log])
+        assert len(ended) == 2 and len(interviews(folder)) == 2  # each recording one interview, every JSON whole
+        assert sorted(j.stem for j in ended) == sorted(p.stem for p in folder.glob("*.json"))
+    finally:
+        stop(server.process)
