@@ -247,6 +247,7 @@ def test_two_servers_and_igot_rename_on_one_folder_keep_every_acknowledged_corre
     store.save(interview(), folder, "joana", drive=False)
     a, b = Served(folder), Served(folder)
     acknowledged: list[str] = []  # a word each acknowledged correction added
+    before_rename: list[str] = []  # phrase 1's words, each acknowledged correction of it made from before a rename
     refused: list[str] = []
     try:
         for round_ in range(6):
@@ -278,16 +279,19 @@ def test_two_servers_and_igot_rename_on_one_folder_keep_every_acknowledged_corre
             status, body = b.request("POST", "/api/interviews/joana/corrections",
                                      {"version": held, "kind": "words", "phrase": 1, "text": f"Words from before the rename {round_}."})
             assert status in (200, 409), body
-            if status == 200:
-                acknowledged.append(f"{round_}.")
+            if status == 200:  # each replaces phrase 1's words: the last one acknowledged is what it reads
+                before_rename.append(f"Words from before the rename {round_}.")
             else:
                 refused.append(body)
         now = Transcript.load(folder / "joana.json")
         text = " ".join(p.text for p in now.phrases)
         assert all(word in text.split() for word in acknowledged) and len(acknowledged) >= 6
+        if before_rename:
+            assert now.phrases[1].text == before_rename[-1]
         assert all("changed since this page read it" in json.loads(body)["error"] for body in refused)
         assert [s.name for s in now.speakers] == ["Ana", "Joana"]  # the last rename's names
-        assert corrections.undoable(now)[0] == len(acknowledged) + 6  # every correction and every rename, each to undo
+        # every correction and every rename, each to undo
+        assert corrections.undoable(now)[0] == len(acknowledged) + len(before_rename) + 6
     finally:
         a.stop()
         b.stop()

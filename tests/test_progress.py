@@ -18,10 +18,17 @@ class Stop(Exception):
     pass
 
 
-def test_each_stage_tells_the_hook_how_far_it_is(conversation, models, tmp_path):
+def test_each_stage_tells_the_hook_how_far_it_is_and_its_name_as_it_begins(conversation, models, tmp_path):
     wav, _ = conversation
     told: list[tuple[str, float, float]] = []
-    result = run(str(wav), tmp_path, OPTIONS, models=models, log=lambda m: None, progress=lambda *step: told.append(step))
+    began: list[str] = []
+    result = run(str(wav), tmp_path, OPTIONS, models=models, log=lambda m: None, progress=lambda *step: told.append(step),
+                 stage=began.append)
+    # The typed events a queue's job and a worker's server follow (never read back from the run's
+    # lines): each stage's name in the run's order, the audio before the transcription, the save last.
+    assert began[:3] == ["source", "audio", "transcription"] and began[-1] == "saving" and "diarization" in began
+    order = ["source", "audio", "transcription", "alignment", "punctuation", "diarization", "summary", "meaning", "saving"]
+    assert began == sorted(began, key=order.index)
     heard = {what for what, _, _ in told}
     assert {"Transcribing", "Speakers"} <= heard, heard
     transcribing = [(done, total) for what, done, total in told if what == "Transcribing"]
@@ -66,14 +73,3 @@ def test_the_time_left_follows_the_stage_s_own_progress():
     job.began("diarization", now=1200.0)  # the next stage starts with nothing told yet
     assert job.inside is None
 
-
-def test_a_run_tells_each_stage_by_its_name_as_it_begins(conversation, models, tmp_path):
-    """The typed events a queue's job and a worker's server follow (never read back from the
-    run's lines): each stage's name, in the run's order, the audio before the transcription and
-    the save last."""
-    wav, _ = conversation
-    told: list[str] = []
-    run(str(wav), tmp_path, OPTIONS, models=models, log=lambda line: None, stage=told.append)
-    assert told[:3] == ["source", "audio", "transcription"] and told[-1] == "saving"
-    assert told == sorted(told, key=["source", "audio", "transcription", "alignment", "punctuation", "diarization",
-                                     "summary", "meaning", "saving"].index)

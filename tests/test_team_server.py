@@ -75,7 +75,8 @@ def test_every_route_declares_what_it_needs_and_an_undeclared_one_is_not_built(a
     # A worker's need is the worker's routes', and theirs only (a worker's token reaches nothing else).
     assert {r.path for r in routes if access.declared(r) == roles.WORKER} == {
         "/api/worker/take", "/api/worker/jobs/{job_id}/recording", "/api/worker/jobs/{job_id}/progress",
-        "/api/worker/jobs/{job_id}/result", "/api/worker/jobs/{job_id}/failed"}
+        "/api/worker/jobs/{job_id}/result", "/api/worker/jobs/{job_id}/failed", "/api/worker/jobs/{job_id}/stages",
+        "/api/worker/jobs/{job_id}/stages/{name}"}
     writes = {(m, r.path): access.declared(r) for r in routes for m in r.methods if m != "GET"}
     public = {k for k, need in writes.items() if need == roles.PUBLIC}
     assert public == {("POST", "/api/session"), ("POST", "/api/invites/{token}")}
