@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -239,7 +238,7 @@ def test_a_file_without_by_loads_and_by_must_be_text(tmp_path):
         Transcript.from_dict(data)
 
 
-def test_a_version_not_kept_in_memory_is_refused_as_before(lib, monkeypatch):
+def test_a_version_not_kept_in_memory_is_refused_as_before(lib):
     v = lib.open(STEM).version
     correct(lib, v, "Ana", kind="words", phrase=3, text="Tell me about that week")
     other = Library(lib.folder)  # another server: it never saw version v
@@ -248,7 +247,7 @@ def test_a_version_not_kept_in_memory_is_refused_as_before(lib, monkeypatch):
                      touches=corrections.touches({"kind": "words", "phrase": 7, "text": "x y"}))
     assert err.value.thing is None
     # evicted: refused alike
-    monkeypatch.setattr(store, "KEEP_VERSIONS", 1)
+    lib = Library(lib.folder, keep_versions=1)
     v2 = lib.open(STEM).version
     correct(lib, v2, "Ana", kind="words", phrase=4, text="We read the manual")
     assert lib.version_at(STEM, v2) is None
@@ -256,11 +255,11 @@ def test_a_version_not_kept_in_memory_is_refused_as_before(lib, monkeypatch):
         correct(lib, v2, "Bruno", kind="words", phrase=9, text="Nine days")
 
 
-def test_the_versions_of_an_interview_no_longer_kept_parsed_are_forgotten_with_it(lib, monkeypatch):
+def test_the_versions_of_an_interview_no_longer_kept_parsed_are_forgotten_with_it(lib):
     """Each interview's first version in memory is the whole hour (~50 MB): versions are kept only
     for the interviews kept parsed (KEEP_READ, more while their phrases fit KEEP_PHRASES: none here),
     and a change on a forgotten one is refused as before."""
-    monkeypatch.setattr(store, "KEEP_PHRASES", 0)
+    lib = Library(lib.folder, keep_phrases=0)
     v = lib.open(STEM).version
     for k in range(store.KEEP_READ):
         store.save(interview(), lib.folder, f"other{k}", drive=False)

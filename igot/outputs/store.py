@@ -591,8 +591,10 @@ class Library:
     `igot rename` meanwhile) is refused with "reload", never applied over the newer file. The
     check and the write hold the library's lock, which every process honours."""
 
-    def __init__(self, folder: Path | str) -> None:
+    def __init__(self, folder: Path | str, keep_phrases: int = KEEP_PHRASES, keep_versions: int = KEEP_VERSIONS) -> None:
+        """`keep_phrases`, `keep_versions`: how much is kept in memory (KEEP_PHRASES, KEEP_VERSIONS)."""
         self.folder = Path(folder).resolve()
+        self.keep_phrases, self.keep_versions = keep_phrases, keep_versions
         self._kept_lock = threading.Lock()  # guards the interviews kept parsed, shared by a server's threads
         # The last interviews read, by version: an hour's JSON takes ~0.1 s to parse, and the
         # version (a hash of the file) says whether the file is still the one read.
@@ -702,7 +704,7 @@ class Library:
             self._read[opened.stem] = opened
             self._read.move_to_end(opened.stem)
             dropped = False
-            while len(self._read) > KEEP_READ and sum(len(o.transcript.phrases) for o in self._read.values()) > KEEP_PHRASES:
+            while len(self._read) > KEEP_READ and sum(len(o.transcript.phrases) for o in self._read.values()) > self.keep_phrases:
                 self._read.popitem(last=False)
                 dropped = True
             if dropped:  # its versions go with it: each would hold the whole interview again
@@ -719,7 +721,7 @@ class Library:
                 return
             self._versions[(stem, version)] = t
             self._versions.move_to_end((stem, version))
-            while len(self._versions) > KEEP_VERSIONS:
+            while len(self._versions) > self.keep_versions:
                 self._versions.popitem(last=False)
 
     def version_at(self, stem: str, version: str) -> Optional[Transcript]:
