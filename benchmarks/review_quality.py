@@ -1,21 +1,25 @@
 """Does the Review list bring the researcher the words the machine got wrong? Per side of
 tests/data/recordings/split.json ("transcription": the recordings with a reference text), the
 words iGot writes (igot.asr.transcribe, as a run makes them) are marked right or wrong against
-the reference (word edit-distance alignment: a substituted or inserted word is wrong), and each
-way of choosing the doubtful words lists 10 % of each recording's words (the Review list's
-budget). Recall: of the wrong words, how many are listed; precision: of the listed, how many are
-wrong. The baseline is the engine's word probability alone (the lowest first).
+the reference (word edit-distance alignment: a substituted or inserted word is wrong). The side's
+recordings, in every condition, are one library (each recording an interview). Recall: of the
+wrong words, how many are listed; precision: of the listed, how many are wrong.
 
-Sets: English with tiny.en (clean, in room noise at 5 dB, on a phone line with noise) and
-Portuguese with base (clean, in noise), each recording alone and the side's recordings joined
-into one conversation (Whisper's windows and the text before them only matter past 30 s).
+The rules: each interview's lowest tenth by the engine's word probability (before issue 53), the
+library's lowest share, and the Review list as the product makes it (igot.outputs.review: a word
+below ReviewOptions.below). Each is set against the library's lowest-probability words at the same
+count (the plain list), with a 95 % bootstrap interval over recordings.
 
-    python -m benchmarks.review_quality --side tune|check [--ways probability,review]
+Sets: English with base and tiny.en (clean, in room noise at 10 and 5 dB, on a phone line with
+noise) and Portuguese with base (clean, in noise), each recording alone and the side's recordings
+joined into one conversation (Whisper's windows and the text before them only matter past 30 s).
 
-Choose on tune, run check once per candidate. Prints per set: words, wrong words, and recall /
-precision of each way; then the recall difference against the probability alone with a 95 %
-bootstrap interval over recordings. The glossary (point 5 of issue 39) and the phrases on the
-wrong speaker are measured in their own sections.
+    python -m benchmarks.review_quality --side tune|check [--glossary] [--work .bench/review_quality]
+
+The decoded words are kept once per side under --work (gitignored .bench/): decode under the heavy
+lock once, then every sweep reads the file. On tune it prints the candidates (thresholds, library
+shares) to choose from; check runs once per candidate. The glossary (point 5 of issue 39) is
+measured with --glossary (it decodes again).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import argparse
 import json
 import math
 import os
-import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +39,11 @@ ROOT = Path(__file__).resolve().parents[1]
 from benchmarks.transcription_accuracy import english, portuguese, write_wav  # noqa: E402
 from igot.asr.transcribe import load_whisper, transcribe  # noqa: E402
 from igot.media.audio import SAMPLE_RATE, convert_to_wav, load_audio  # noqa: E402
+from igot.outputs import review  # noqa: E402
+from igot.transcript import Phrase, Source, Transcript, Word  # noqa: E402
 from igot_dev.conversations import telephone  # noqa: E402
 from igot_dev.evaluate import normalize  # noqa: E402
 from igot_dev.tables import table  # noqa: E402
-
-BUDGET = 0.10  # share of each recording's words the Review list shows
-
 
 def noisy(audio: np.ndarray, snr_db: float, seed: int) -> np.ndarray:
     """Room noise (rumble and hiss) at `snr_db` below the speech's level."""
@@ -163,8 +166,9 @@ def marked(words: list[str], reference: str, language: str = "en") -> list[bool]
 
 
 def gather(side: str, work: Path) -> list[dict]:
-    """Each recording's written words with what the run keeps of them, and which are wrong;
-    cached in `work` (the decoding is the slow part)."""
+    """Each recording's written words with what the run keeps of them (text, times, the engine's
+    probability, the phrase), and which are wrong; cached in `work` once per side (the decoding is
+    the slow part: run it under the heavy lock; every sweep after reads the file)."""
     cache = work / f"words-{side}.json"
     if cache.exists():
         return json.loads(cache.read_text())
@@ -173,90 +177,152 @@ def gather(side: str, work: Path) -> list[dict]:
     rows = []
     for r in recordings(side, work):
         t = transcribe(r["wav"], models[r["model"]], language=r["language"], progress=False)
-        words = [{"text": w.text, "start": w.start, "end": w.end, "p": w.probability if w.probability is not None else 1.0,
+        words = [{"text": w.text, "start": w.start, "end": w.end, "p": w.probability,
                   "phrase": k, "first": i == 0, "last": i == len(p.words) - 1}
                  for k, p in enumerate(t.phrases) for i, w in enumerate(p.words)]
         for w, wrong in zip(words, marked([w["text"] for w in words], r["reference"], r["language"])):
             w["wrong"] = wrong
-        audio = load_audio(r["wav"])
-        # second opinions: the same model decoding greedily, and (English) the smaller tiny.en
-        greedy, _ = models[r["model"]].model.transcribe(audio, language=r["language"], vad_filter=True, beam_size=1)
-        alt = {"greedy": " ".join(s.text.strip() for s in greedy)}
-        if r["model"] == "base" and r["language"] == "en":
-            small, _ = models["tiny.en"].model.transcribe(audio, language="en", vad_filter=True)
-            alt["tiny.en"] = " ".join(s.text.strip() for s in small)
-        rows.append({**{k: v for k, v in r.items() if k != "wav"}, "words": words, "alt": alt})
+        rows.append({**{k: v for k, v in r.items() if k != "wav"}, "words": words})
         print(f"{r['set']:24} {r['recording']:22} {sum(w['wrong'] for w in words):3d} wrong of {len(words)}", flush=True)
     cache.write_text(json.dumps(rows))
     return rows
 
 
-def second_opinion(r: dict) -> np.ndarray:
-    """1 where the smaller model's words (tiny.en beside base, English) disagree with the word."""
-    text = r["alt"].get("tiny.en")
-    words = [w["text"] for w in r["words"]]
-    return np.array(marked(words, text, r["language"]) if text is not None else [False] * len(words), float)
+def as_transcript(r: dict) -> Transcript:
+    """A recording's cached words as the interview a run saves (phrases of timed, scored words),
+    for the Review list as the product makes it."""
+    phrases: list[Phrase] = []
+    for w in r["words"]:
+        word = Word(w["text"], w["start"], w["end"], "S1", w["p"])
+        if w["first"] or not phrases:
+            phrases.append(Phrase("S1", w["start"], w["end"], "", words=[]))
+        phrases[-1].words.append(word)
+    phrases = [replace(p, end=p.words[-1].end, text=" ".join(w.text for w in p.words)) for p in phrases]
+    return Transcript(Source(r["recording"]), r["language"], phrases=phrases)
 
 
-# How each way ranks a recording's words, most doubtful first (higher: listed sooner).
-WAYS = {
-    "probability": lambda r, p: -p,
-    "probability + second opinion": lambda r, p: second_opinion(r) - np.log(np.clip(p, 1e-4, 1)),
-}
-
-
-def listed(scores: np.ndarray, budget: float = BUDGET) -> np.ndarray:
-    """The indices the Review list shows: the top `budget` of the words (at least one)."""
-    return np.argsort(-scores, kind="stable")[: math.ceil(budget * len(scores))]
-
-
-def score(rows: list[dict], ways: list[str]) -> list[dict]:
-    """Per recording and way: wrong words, listed, listed and wrong."""
-    out = []
-    for r in rows:
-        if not r["words"]:
-            continue
-        wrong = np.array([w["wrong"] for w in r["words"]])
-        p = np.array([w["p"] for w in r["words"]])
-        for way in ways:
-            shown = listed(WAYS[way](r, p))
-            out.append({"set": r["set"], "recording": r["recording"], "way": way, "wrong": int(wrong.sum()),
-                        "listed": len(shown), "hit": int(wrong[shown].sum()), "words": len(wrong)})
+def review_flags(r: dict, options: review.ReviewOptions = review.ReviewOptions()) -> np.ndarray:
+    """Which of the recording's words the Review list (igot.outputs.review, as the workspace
+    shows it) lists as doubtful."""
+    t = as_transcript(r)
+    at = {(k, i): n for n, (k, i) in enumerate((k, i) for k, p in enumerate(t.phrases) for i in range(len(p.words)))}
+    out = np.zeros(len(r["words"]), bool)
+    for item in review.items(t, options=options):
+        if item.kind == "word":
+            out[[at[(item.phrase, i)] for i in range(item.first, item.last + 1)]] = True
     return out
 
 
-def report(results: list[dict], ways: list[str], side: str) -> None:
+class Library:
+    """A side's recordings (every set, every condition, the joined ones) as one library: each
+    recording an interview. A rule maps the indices of some of its recordings (a bootstrap draw
+    repeats some) to each one's listed words."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows = [r for r in rows if r["words"]]
+        # a word the engine gave no probability is not doubtful by it (as in igot.outputs.review)
+        self.p = [np.array([1.0 if w["p"] is None else w["p"] for w in r["words"]]) for r in self.rows]
+        self.wrong = [np.array([w["wrong"] for w in r["words"]]) for r in self.rows]
+        self.everyone = list(range(len(self.rows)))
+
+    def per_interview(self, share: float):
+        def rule(idx):
+            out = []
+            for i in idx:
+                flags = np.zeros(len(self.p[i]), bool)
+                flags[np.argsort(self.p[i], kind="stable")[: math.ceil(share * len(self.p[i]))]] = True
+                out.append(flags)
+            return out
+        return rule
+
+    def lowest(self, idx, count: int) -> list[np.ndarray]:
+        """The `count` lowest-probability words of the recordings `idx` together."""
+        p = np.concatenate([self.p[i] for i in idx])
+        flags = np.zeros(len(p), bool)
+        flags[np.argsort(p, kind="stable")[:count]] = True
+        return np.split(flags, np.cumsum([len(self.p[i]) for i in idx])[:-1])
+
+    def library_share(self, share: float):
+        return lambda idx: self.lowest(idx, math.ceil(share * sum(len(self.p[i]) for i in idx)))
+
+    def threshold(self, below: float):
+        return lambda idx: [self.p[i] < below for i in idx]
+
+    def review_list(self, options: review.ReviewOptions = review.ReviewOptions()):
+        made = [review_flags(r, options) for r in self.rows]
+        return lambda idx: [made[i] for i in idx]
+
+    def measure(self, rule, idx=None) -> dict:
+        idx = self.everyone if idx is None else idx
+        flags = np.concatenate(rule(idx))
+        wrong = np.concatenate([self.wrong[i] for i in idx])
+        hit, listed, bad = int((flags & wrong).sum()), int(flags.sum()), int(wrong.sum())
+        recall, precision = hit / max(bad, 1), hit / max(listed, 1)
+        return {"words": len(flags), "listed": listed, "wrong": bad, "hit": hit, "recall": recall, "precision": precision,
+                "F1": 2 * recall * precision / max(recall + precision, 1e-9)}
+
+    def against_lowest(self, rule, other, draws: int = 2000, seed: int = 0) -> dict:
+        """The rule's recall against the library's lowest-probability words at the same count, and
+        its F1 against the `other` rule's, each with a 95 % bootstrap interval over recordings (the
+        library drawn again, the rules and the count made again on each draw)."""
+        def gaps(idx):
+            mine = self.measure(rule, idx)
+            same = self.measure(lambda j: self.lowest(j, mine["listed"]), idx)
+            return mine, same["recall"], mine["recall"] - same["recall"], mine["F1"] - self.measure(other, idx)["F1"]
+
+        mine, base, diff, f1 = gaps(self.everyone)
+        rng = np.random.default_rng(seed)
+        n = len(self.rows)
+        spread = np.array([gaps(list(rng.integers(0, n, n)))[2:] for _ in range(draws)])
+        (lo, f1_lo), (hi, f1_hi) = np.percentile(spread, [2.5, 97.5], axis=0)
+        return {**mine, "lowest": base, "diff": diff, "lo": lo, "hi": hi, "F1 diff": f1, "F1 lo": f1_lo, "F1 hi": f1_hi}
+
+
+# Today's rule before issue 53: each interview's lowest tenth. The library's share below was
+# chosen on tune by the same metric as the threshold (F1), over SHARES.
+PER_INTERVIEW = 0.10
+LIBRARY_SHARE = 0.14
+THRESHOLDS = [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)]
+SHARES = [round(x, 2) for x in np.arange(0.02, 0.31, 0.02)]
+
+
+def sweep(lib: Library, side: str) -> None:
+    """The threshold and the library's share over their candidates: what each lists (choose on tune)."""
     rows = []
-    for s in list(dict.fromkeys(x["set"] for x in results)) + ["all"]:
-        mine = [x for x in results if s in (x["set"], "all")]
-        first = [x for x in mine if x["way"] == ways[0]]
-        row = {"set": s, "words": sum(x["words"] for x in first), "wrong": sum(x["wrong"] for x in first)}
-        row["error rate"] = f"{row['wrong'] / max(row['words'], 1):.3f}"
-        for way in ways:
-            v = [x for x in mine if x["way"] == way]
-            hit, wrong, shown = (sum(x[k] for x in v) for k in ("hit", "wrong", "listed"))
-            row[f"{way}: recall/precision"] = f"{hit / max(wrong, 1):.2f} / {hit / max(shown, 1):.2f}"
-        rows.append(row)
-    table(rows, f"Wrong words the Review list shows at {BUDGET:.0%} of the words, {side}")
-    rng = np.random.default_rng(0)
-    diffs = []
-    for s in list(dict.fromkeys(x["set"] for x in results)) + ["all"]:
-        base = [x for x in results if s in (x["set"], "all") and x["way"] == ways[0]]
-        for way in ways[1:]:
-            other = [x for x in results if s in (x["set"], "all") and x["way"] == way]
-            hit0, hit1 = np.array([x["hit"] for x in base], float), np.array([x["hit"] for x in other], float)
-            wrong = np.array([x["wrong"] for x in base], float)
-            if not wrong.sum():
-                continue
-            draws = []
-            for _ in range(2000):
-                i = rng.integers(0, len(wrong), len(wrong))
-                draws.append((hit1[i].sum() - hit0[i].sum()) / max(wrong[i].sum(), 1))
-            lo, hi = np.percentile(draws, [2.5, 97.5])
-            diffs.append({"set": s, "way": way, "recall - probability": f"{(hit1.sum() - hit0.sum()) / wrong.sum():+.3f}",
-                          "95 %": f"[{lo:+.3f}, {hi:+.3f}]"})
-    if diffs:
-        table(diffs, "Recall against the probability alone, 95 % bootstrap over recordings")
+    for name, values, make in (("threshold", THRESHOLDS, lib.threshold), ("library share", SHARES, lib.library_share)):
+        for v in values:
+            m = lib.measure(make(v))
+            rows.append({"rule": f"{name} {v:.2f}", "listed": f"{m['listed']} ({m['listed'] / m['words']:.1%})",
+                         "recall": f"{m['recall']:.3f}", "precision": f"{m['precision']:.3f}", "F1": f"{m['F1']:.3f}"})
+    table(rows, f"Candidates, {side} (words {lib.measure(lib.threshold(0))['words']}, wrong {lib.measure(lib.threshold(0))['wrong']})")
+
+
+def report(lib: Library, side: str) -> None:
+    """Each rule on the side's library: how many words it lists, its recall, precision and F1,
+    and its recall against the library's lowest-probability words at the same count."""
+    below = review.ReviewOptions().below
+    rules = {f"per interview, lowest {PER_INTERVIEW:.0%} (before issue 53)": lib.per_interview(PER_INTERVIEW),
+             f"library, lowest {LIBRARY_SHARE:.0%}": lib.library_share(LIBRARY_SHARE),
+             f"the Review list: probability < {below:.2f}": lib.review_list()}
+    rows = []
+    product = rules[f"the Review list: probability < {below:.2f}"]
+    for name, rule in rules.items():
+        m = lib.against_lowest(rule, product)
+        rows.append({"rule": name, "listed": f"{m['listed']} of {m['words']} ({m['listed'] / m['words']:.1%})",
+                     "recall / precision / F1": f"{m['recall']:.3f} / {m['precision']:.3f} / {m['F1']:.3f}",
+                     "lowest-probability list, same count: recall": f"{m['lowest']:.3f}",
+                     "recall - lowest (95 %)": f"{m['diff']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]",
+                     "F1 - the Review list's (95 %)": f"{m['F1 diff']:+.3f} [{m['F1 lo']:+.3f}, {m['F1 hi']:+.3f}]"})
+    table(rows, f"Wrong words listed, {side}: {len(lib.rows)} recordings as one library, {lib.measure(lib.threshold(0))['wrong']} wrong words")
+    per_set = []
+    today, now = lib.per_interview(PER_INTERVIEW), lib.review_list()
+    for s in dict.fromkeys(r["set"] for r in lib.rows):
+        idx = [i for i, r in enumerate(lib.rows) if r["set"] == s]
+        a, b = lib.measure(today, idx), lib.measure(now, idx)
+        per_set.append({"set": s, "words": a["words"], "wrong": a["wrong"],
+                        f"per interview {PER_INTERVIEW:.0%}: listed / recall": f"{a['listed']} / {a['recall']:.2f}",
+                        f"probability < {below:.2f}: listed / recall": f"{b['listed']} / {b['recall']:.2f}"})
+    table(per_set, f"Where the flags go, {side}")
 
 
 GLOSSARY_LETTERS = 9  # the side's reference words this long are its glossary: names and jargon-like words
@@ -339,19 +405,22 @@ def glossary_report(decoded: list[dict], side: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--side", choices=("tune", "check"), required=True)
-    parser.add_argument("--ways", default=",".join(WAYS), help="the first is the baseline")
-    parser.add_argument("--work", type=Path, default=None, help="keep the decoded words here (default: a new temp folder)")
+    parser.add_argument("--work", type=Path, default=ROOT / ".bench" / "review_quality",
+                        help="where the decoded words are kept, once per side (default: .bench/review_quality)")
+    parser.add_argument("--glossary", action="store_true", help="also measure the glossary (decodes every recording again)")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="igot-review-"))
-    work.mkdir(parents=True, exist_ok=True)
-    rows = gather(args.side, work)
+    args.work.mkdir(parents=True, exist_ok=True)
+    rows = gather(args.side, args.work)
     table([{"set": s, "recordings": sum(r["set"] == s for r in rows),
             "words": sum(len(r["words"]) for r in rows if r["set"] == s),
             "wrong": sum(w["wrong"] for r in rows if r["set"] == s for w in r["words"])}
            for s in dict.fromkeys(r["set"] for r in rows)], f"Words written, {args.side}")
-    ways = args.ways.split(",")
-    report(score(rows, ways), ways, args.side)
-    glossary_report(gather_glossary(args.side, work, rows), args.side)
+    lib = Library(rows)
+    if args.side == "tune":
+        sweep(lib, args.side)  # chosen here, never on check
+    report(lib, args.side)
+    if args.glossary:
+        glossary_report(gather_glossary(args.side, args.work, rows), args.side)
 
 
 if __name__ == "__main__":
