@@ -338,6 +338,7 @@ def review_command(args: argparse.Namespace) -> int:
         # words and names come from a file: shown escaped, never sent to the terminal to act on
         said = f" “{item.text}”" if item.text else ""
         print(shown(f"{format_clock(item.start)}  {item.kind:9}  {item.speaker}:{said}  {item.why}"))
+    print(review.doubtful_words(found))
     print(f"{len(found)} to review in {path.stem}; fix or accept them in the workspace (igot serve).")
     return 0
 

@@ -1,6 +1,7 @@
 """The Review list in the workspace (issue 39, point 4), in Chromium, used as a researcher does:
-opened from the library page's count, each item plays its moment, one key accepts, the glossary's
-offer is taken with one click (the word is corrected in every copy), and the count follows."""
+opened from the library page's count, it says how many words it lists and why (issue 53 point 7),
+each item plays its moment, one key accepts, the glossary's offer is taken with one click (the word
+is corrected in every copy), and the count follows."""
 
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ def test_review_from_the_library_count_play_accept_and_take_the_glossary_offer(b
         items = page.locator(".review-item")
         assert page.locator("#review").get_attribute("open") is not None  # opened by the library's link
         assert items.nth(0).locator("q").text_content() == "price"
+        words = page.locator("#review-words")
+        assert words.text_content() == "4 words the recogniser was less than 65 % sure of."
+        assert words.is_visible()
+        shot(page, "review-count.png")
         wait_for(page, "igot.now() === 1")  # the first item's phrase is the one played and marked
         # N goes to the next item and plays it; A accepts it: gone from the list, kept in the file
         page.keyboard.press("n")
@@ -49,6 +54,7 @@ def test_review_from_the_library_count_play_accept_and_take_the_glossary_offer(b
         page.keyboard.press("a")
         wait_for(page, "document.querySelectorAll('.review-item').length === 5")
         assert page.locator("#review-left").text_content() == "5"
+        assert words.text_content() == "2 words the recogniser was less than 65 % sure of."  # accepted ones leave the count
         assert len(Transcript.load(folder / "joana.json").reviewed) == 1
         # the glossary's offer: one click writes "Pix" for "pics", in the transcript and the files
         item = page.locator(".review-item", has_text="Glossary").first

@@ -2,12 +2,11 @@
 the order they were said, each to be fixed (a correction) or accepted as right.
 
 Four kinds of item:
-- "word": the words the recogniser was least sure of: the lowest `ReviewOptions.budget` share of
-  the interview's words by the engine's word probability, neighbours in one phrase as one item.
-  Measured on the dev recordings (benchmarks/review_quality.py, docs/findings.md): at 10 % of the
-  words, the probability alone lists most wrong words where the error rate is near that of a
-  clean interview; a second decode by a smaller model did better only for English base on tune
-  (see the findings for check), so the probability alone is the rule.
+- "word": the words the recogniser was less sure of than `ReviewOptions.below` (the engine's word
+  probability), neighbours in one phrase as one item. A threshold, not a share of each
+  interview's words: a share spends flags on a clean interview and runs out on a bad one, and a
+  threshold lists what the lowest words of the whole library would (benchmarks/review_quality.py,
+  docs/findings.md) while one interview's list never depends on the others.
 - "unwritten": speech the run heard where no word was written (Transcript.info "untranscribed").
 - "speaker": a phrase whose voice is closer to another speaker's than to its own
   (Phrase.voices, measured by the run; igot.speakers.phrase_voices decides what is clear).
@@ -37,9 +36,11 @@ REVIEWED_MAX = 20000  # accepted items kept in one interview: far more than an h
 
 @dataclass(frozen=True)
 class ReviewOptions:
-    # Share of the interview's words listed as doubtful: the budget benchmarks/review_quality.py
-    # measures recall and precision at (10 %: ~one word in ten, ~a line in ten to check).
-    budget: float = 0.10
+    # A word is doubtful when the engine's probability for it is below this. Chosen on *tune* of
+    # tests/data/recordings/split.json (0.05-0.95) by the F1 of the wrong words listed, the side's
+    # recordings as one library (benchmarks/review_quality.py): 0.65 listed 11.8 % of tune's words,
+    # recall 0.56 (a tenth of each interview: 0.41); on check, run once, recall 0.72 at 21.9 %.
+    below: float = 0.65
 
 
 @dataclass
@@ -106,14 +107,10 @@ def touches(item_id: object, glossary: Sequence[str] = (), options: ReviewOption
 
 # --- each kind ------------------------------------------------------------------------------------
 def _doubtful_words(t: Transcript, options: ReviewOptions) -> list[ReviewItem]:
-    scored = [(w.probability, k, i) for k, p in enumerate(t.phrases) for i, w in enumerate(p.words)
-              if w.probability is not None]
-    # The budget counts every word the engine scored, corrected ones too, so fixing one item
-    # does not bring up another.
-    chosen = sorted(scored)[: math.ceil(options.budget * len(scored))]
     # A phrase the researcher corrected was read by them: its doubts are settled.
     corrected = {k for k, p in enumerate(t.phrases) if any(w.heard is not None for w in p.words)}
-    flagged = sorted((k, i) for _, k, i in chosen if k not in corrected)
+    flagged = [(k, i) for k, p in enumerate(t.phrases) if k not in corrected for i, w in enumerate(p.words)
+               if w.probability is not None and w.probability < options.below]
     out: list[ReviewItem] = []
     for k, i in flagged:
         last = out[-1] if out else None
@@ -122,6 +119,14 @@ def _doubtful_words(t: Transcript, options: ReviewOptions) -> list[ReviewItem]:
         else:
             out.append(_word_item(t, k, i, i))
     return out
+
+
+def doubtful_words(found: Iterable[ReviewItem], options: ReviewOptions = ReviewOptions()) -> str:
+    """How many words the list holds and why they are there, in one line for the page and the
+    terminal: "12 words the recogniser was less than 40 % sure of."."""
+    n = sum(i.last - i.first + 1 for i in found if i.kind == "word" and i.first is not None and i.last is not None)
+    sure = f"the recogniser was less than {options.below:.0%} sure of".replace("%", " %")
+    return f"{n} word{'' if n == 1 else 's'} {sure}." if n else f"No words left that {sure}."
 
 
 def _word_item(t: Transcript, k: int, first: int, last: int) -> ReviewItem:

@@ -19,16 +19,17 @@ COUNTS = Path(".igot") / "review-left.json"  # in the library folder: what the c
 
 def review_view(opened: Opened, glossary: Sequence[str]) -> dict:
     """What the interview's Review panel draws: its items in the order said, with the version a
-    change must name."""
+    change must name, and how many doubtful words are listed and why (`words`)."""
     found = review.items(opened.transcript, glossary)
-    return {"version": opened.version, "left": len(found),
+    return {"version": opened.version, "left": len(found), "words": review.doubtful_words(found),
             "items": [{**item, "clock": format_clock(item["start"])} for item in review.as_dicts(found)]}
 
 
 class LeftCounts:
     """How many items are left in each interview, for the library page. Counting reads the whole
     interview (its words): ~0.1-0.3 s an hour, so each count is kept, here and in COUNTS, by the
-    file's time and size and the glossary's version, and made again only when one changed."""
+    file's time and size, the glossary's version and the doubtful words' threshold, and made
+    again only when one changed."""
 
     def __init__(self, lib: Library) -> None:
         self.lib = lib
@@ -51,7 +52,8 @@ class LeftCounts:
             changed = False
             for iv in interviews:
                 stem = iv.path.stem
-                key = f"{iv.stamp}|{glossary.version}"
+                # the rule is in the key: counts an older rule made are counted anew
+                key = f"{iv.stamp}|{glossary.version}|{review.ReviewOptions().below}"
                 entry = self.kept.get(stem)
                 if entry is None or entry[0] != key:
                     try:

@@ -12,13 +12,14 @@ import { esc, toast } from "./ui.js";
 
 const KIND = { word: "Unsure", unwritten: "No words", speaker: "Who?", glossary: "Glossary" };
 let box = null;
-let list = null;  // {version, left, items}
+let list = null;  // {version, left, words, items}
 let at = 0;  // the item in hand
 let open = false;
 
 export function reviewHtml() {
   return `<details class="review" id="review"><summary>Review <span class="count" id="review-left"></span></summary>
     <div class="review-body"><p class="keys"><kbd>N</kbd>/<kbd>P</kbd> next/previous · <kbd>A</kbd> looks right · <kbd>E</kbd> correct · <kbd>O</kbd> take the offer</p>
+    <p class="review-words" id="review-words"></p>
     <ol class="review-list" id="review-list"></ol></div></details>`;
 }
 
@@ -54,6 +55,8 @@ export async function refreshReview() {
 
 function draw() {
   box.querySelector("#review-left").textContent = list.left ? String(list.left) : "✓";
+  // how many words are listed and why: the rule is a threshold, said so the researcher can judge it
+  box.querySelector("#review-words").textContent = list.words || "";
   const items = list.items;
   box.querySelector("#review-list").innerHTML = items.length ? items.map((item, k) => `
     <li class="review-item${k === at ? " current" : ""}" data-k="${k}">
