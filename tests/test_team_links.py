@@ -108,6 +108,9 @@ def test_a_teammate_opens_a_copied_link_signs_in_and_lands_on_exactly_that(team,
     ana.goto(f"{url}#/search?q=too%20high")
     ana.wait_for_selector("h1 .copy-link")
     assert copied(ana, "h1 .copy-link") == f"{url}#/search?q=too+high"
+    ana.goto(f"{url}#/ask?q=What%20about%20price%3F&speaker=Joana")
+    ana.wait_for_selector("h1 .copy-link")
+    assert copied(ana, "h1 .copy-link") == f"{url}#/ask?q=What+about+price%3F&speaker=Joana"
     ana.context.close()
 
     # Vera, a viewer, not signed in: the link to the moment, the sign-in page, then that moment.
