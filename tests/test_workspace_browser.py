@@ -140,6 +140,14 @@ def test_a_click_on_a_phrase_seeks_the_local_video_and_the_mark_follows_playback
     wait_for(page, "document.querySelector('video').readyState >= 1")
     assert abs(page.evaluate("igot.player().time()") - ps[third].start) <= 0.3
     assert page.evaluate("document.querySelector('.phrase.now').dataset.i") == str(third)
+    # Copy link: that moment, an address of this page with no key in it, opens here while the workspace runs.
+    page.locator(".moment-link .copy-link").click()
+    link = page.locator(".moment-link .copy-link").get_attribute("data-copied")
+    assert link.startswith(f"{workspace.url}#/interview/falcon-test-call?t=") and workspace.token not in link
+    there = browser.open(link)
+    wait_for(there, f"igot.ready() && igot.now() === {third}")
+    assert abs(there.evaluate("igot.player().time()") - ps[third].start) <= 0.3
+    there.close()
 
     # Play (Space): the marked phrase follows the video as it plays.
     page.locator("#transcript").click(position={"x": 5, "y": 5})  # focus the page, not the player's controls

@@ -18,6 +18,7 @@ Which role may do what is the routes' declared need (igot.workspace.access), che
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Optional
 
 from fastapi import Request
@@ -39,6 +40,18 @@ OPENED_BY_LINK = ("/", "/signin", "/signin/oidc/callback")
 # A worker's routes (igot.workspace.routes.workers): only with a worker's bearer token, which is
 # accepted nowhere else. A worker is no browser: no cookie, no page token, no Origin.
 WORKER_ROUTES = "/api/worker/"
+# Where a person goes once signed in: a route of the workspace's page, as its #fragment (the page is
+# one, at "/"), e.g. "/interview/joana?t=5": a "/" (not "//"), then URL characters only, at most
+# 2,000 of them. The page's own check is static/links.js landing(); the two say the same.
+LANDING = re.compile(r"/(?!/)[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]{0,1999}")
+
+
+def landing(route: Optional[str]) -> str:
+    """The address to send a person to once signed in, from the workspace route they were opening
+    (`next`, the #fragment the provider's round trip would lose): "/#" + that route when it is one,
+    else "/". Only ever this server's own page: never another site (an absolute URL, //host), a
+    script (javascript:) or a header (a line break)."""
+    return f"/#{route}" if isinstance(route, str) and LANDING.fullmatch(route) else "/"
 
 
 def bearer(request: Request) -> str:

@@ -23,6 +23,7 @@ from igot.workspace.interviews import WorkspaceError
 from igot.workspace.routes.common import Context, body
 
 SESSION_DAYS = 14
+NEXT = "igot_next"  # in the OpenID sign-in's cookie: where the person goes once signed in
 
 
 def client(request: Request) -> str:
@@ -90,18 +91,23 @@ def router(ctx: Context, page_file: Callable[[str], Path]) -> APIRouter:
     async def oidc_start(request: Request) -> Response:
         if team.oidc is None:
             raise WorkspaceError("This server signs people in by password only.", "Sign in with your e-mail and password.")
+        # Where the person was going (?next=, the #fragment the sign-in page was opened with): kept,
+        # checked, in the sign-in's signed cookie beside its state, since the provider's round trip
+        # loses a #fragment.
+        request.session[NEXT] = team_door.landing(request.query_params.get("next"))
         return await team.oidc.start(request, f"{team.origin}/signin/oidc/callback")
 
     @r.get("/signin/oidc/callback", dependencies=[need(PUBLIC)])
     async def oidc_back(request: Request) -> Response:
         if team.oidc is None:
             return RedirectResponse("/signin", status_code=303)
+        going = team_door.landing(str(request.session.pop(NEXT, "/"))[2:])  # checked again: "/#ROUTE" -> ROUTE
         try:
             identity = await team.oidc.finish(request)
             joined = await run_in_threadpool(people.join_with_identity, db, identity.email, identity.name, identity.subject)
-        except IgotError as err:  # refused (another domain, not on the team...): said on the sign-in page
-            return RedirectResponse(f"/signin?{urlencode({'refused': str(err)})}", status_code=303)
-        return signed_in(joined, RedirectResponse("/", status_code=303))
+        except IgotError as err:  # refused (another domain, not on the team...): said on the sign-in page, still going there
+            return RedirectResponse(f"/signin?{urlencode({'refused': str(err)})}{going[1:]}", status_code=303)
+        return signed_in(joined, RedirectResponse(going, status_code=303))
 
     # --- the person signed in ----------------------------------------------------------------
     @r.get("/api/me", dependencies=[need(READ)])

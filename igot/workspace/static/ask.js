@@ -1,6 +1,7 @@
 // Ask (#/ask?q=...&filters): the phrases that answer a question, then the local LLM's answer
 // written from them alone, every quote it makes checked against the transcripts.
 import { allowHere, api, asked, go } from "./api.js";
+import { copyLinkButton } from "./links.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
 import { filterPicks, hitItem, questionPage, wireHits } from "./question.js";
 import { reload, state } from "./state.js";
@@ -10,7 +11,7 @@ export async function showAsk(params) {
   const shown = state.shown;
   const { lib, q, query } = await questionPage(params, ["q", "interview", "speaker", "tag"]);
   if (shown !== state.shown) return;
-  view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Ask your interviews</h1>
+  view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Ask your interviews ${q ? copyLinkButton(`#/ask?${query}`, "this question (asked again when opened and Ask is pressed)") : ""}</h1>
     <form class="ask-form" id="ask-form" autocomplete="off">
       <textarea name="q" rows="2" maxlength="1000" placeholder="e.g. What did people say about pricing?" aria-label="Your question">${esc(q)}</textarea>
       <div class="filters">${filterPicks(lib, params, ["interview", "speaker", "tag"])}

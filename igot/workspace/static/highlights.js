@@ -4,6 +4,7 @@
 // refused (409) and nothing is overwritten.
 import { api, withToken } from "./api.js";
 import { commentsHtml, keepFocus, wireComments } from "./comments.js";
+import { copyLinkButton } from "./links.js";
 import { goTo, phraseAt } from "./playback.js";
 import { reload, state } from "./state.js";
 import { clock, closePopover, esc, place, speakerClass, toast, view } from "./ui.js";
@@ -16,7 +17,7 @@ function covered(word, h) {
 
 export function renderHighlights() {
   const data = state.interview;
-  view.querySelectorAll(".w.hl, .g.hl").forEach((w) => { w.classList.remove("hl"); w.removeAttribute("data-tags"); w.removeAttribute("title"); });
+  view.querySelectorAll(".w.hl, .g.hl").forEach((w) => { w.classList.remove("hl", "linked"); w.removeAttribute("data-tags"); w.removeAttribute("title"); });
   data.highlights.forEach((h) => {
     data.phrases.forEach((p, i) => {
       if (p.start > h.end + 1e-3 || p.end < h.start - 1e-3) return;
@@ -27,6 +28,7 @@ export function renderHighlights() {
         const tags = new Set((span.dataset.tags || "").split(", ").filter(Boolean));
         h.tags.forEach((t) => tags.add(t));
         span.classList.add("hl");
+        if (h.id === state.linked) span.classList.add("linked");  // the highlight a link opened
         span.dataset.tags = [...tags].join(", ");
         span.title = [...tags].join(", ") || "highlight";
       });
@@ -36,17 +38,18 @@ export function renderHighlights() {
   view.querySelectorAll(".g").forEach((g) => {
     const before = g.previousElementSibling, after = g.nextElementSibling;
     if (before && after && before.classList.contains("hl") && after.classList.contains("hl")) g.classList.add("hl");
+    if (before && after && before.classList.contains("linked") && after.classList.contains("linked")) g.classList.add("linked");
   });
   document.getElementById("hl-count").textContent = data.highlights.length || "";
   const list = document.getElementById("hl-list");
   const focus = keepFocus();  // a comment being typed (comments.js) keeps the cursor
   const local = data.player.kind === "video" || data.player.kind === "audio";  // clips are cut from local recordings
   list.innerHTML = data.highlights.length ? data.highlights.map((h) => `
-    <li class="hl-item ${speakerClass(h.colour)}" data-id="${esc(h.id)}">
+    <li class="hl-item ${speakerClass(h.colour)}${h.id === state.linked ? " linked" : ""}" data-id="${esc(h.id)}">
       <div class="hl-tags">${h.tags.map((t) => `<a class="tag" href="#/tag/${encodeURIComponent(t)}">${esc(t)}</a>`).join("") || `<span class="tag none">untagged</span>`}</div>
       <button type="button" class="quote-link" title="Play from here">“${esc(h.quote.length > 160 ? h.quote.slice(0, 157) + "…" : h.quote)}”</button>
       <div class="hl-by">${h.speaker ? `<span class="who">${esc(h.speaker)}</span> · ` : ""}${clock(h.start)}${h.by ? ` · <span class="hl-maker" title="Highlighted by ${esc(h.by)}">by ${esc(h.by)}</span>` : ""}
-      <button type="button" class="link edit">Edit</button><button type="button" class="link delete">Delete</button>${
+      ${copyLinkButton(`#/interview/${encodeURIComponent(data.stem)}?h=${encodeURIComponent(h.id)}`, "this highlight")}<button type="button" class="link edit">Edit</button><button type="button" class="link delete">Delete</button>${
         local ? `<a class="link clip" href="${withToken(`api/interviews/${encodeURIComponent(data.stem)}/highlights/${encodeURIComponent(h.id)}/clip`)}" download title="An MP4 of this highlight, titled">Clip</a>` : ""}</div>
       ${h.note ? `<p class="note">${esc(h.note)}</p>` : ""}${commentsHtml(h.id)}</li>`).join("")
     : `<li class="empty">Select words or phrases in the transcript to highlight them.</li>`;

@@ -1,10 +1,13 @@
-// An interview's page (#/interview/STEM?t=SECONDS): its player and facts, its highlights, and
-// its transcript, where a click plays a phrase, a selection of words is highlighted, and a phrase
-// is corrected (phrasefix.js). After a correction only the turns it changed are drawn again.
+// An interview's page (#/interview/STEM?t=SECONDS, or ?h=HIGHLIGHT: played from there, that phrase
+// or highlight marked; "Copy link" under the player copies the moment playing): its player and
+// facts, its highlights, and its transcript, where a click plays a phrase, a selection of words is
+// highlighted, and a phrase is corrected (phrasefix.js). After a correction only the turns it
+// changed are drawn again.
 import { api, playable, withToken } from "./api.js";
 import { canWrite, loadComments } from "./comments.js";
 import { fixBarHtml, heardShown, setRedraw, wireFixBar } from "./corrections.js";
 import { renderHighlights, setReadAgain } from "./highlights.js";
+import { copyLink, copyLinkButton } from "./links.js";
 import { wirePhraseFixes } from "./phrasefix.js";
 import { createPlayer } from "./player.js";
 import { goTo, mark, phraseAt, startTicking } from "./playback.js";
@@ -13,7 +16,7 @@ import { offerHighlight } from "./selection.js";
 import { speakersHtml, wireSpeakers } from "./speakers.js";
 import { state } from "./state.js";
 import { summaryHtml, wireSummary } from "./summary.js";
-import { clock, closePopover, esc, setColours, speakerClass, view } from "./ui.js";
+import { clock, closePopover, esc, setColours, speakerClass, toast, view } from "./ui.js";
 
 export async function showInterview(stem, params) {
   const shown = state.shown;
@@ -22,8 +25,10 @@ export async function showInterview(stem, params) {
   setColours(data);
   state.tags = lib.tags.map((t) => t.tag);
   state.interview = data;
+  state.linked = params.get("h");  // the highlight a link opened: marked (highlights.js)
   view.innerHTML = `<div class="interview">
     <aside class="side"><div class="player-box" id="player"></div>
+      <p class="moment-link">${copyLinkButton("", "this moment of the interview", "Copy link to this moment")}</p>
       <div class="facts" id="facts"></div>
       <div id="summary"></div>
       ${reviewHtml()}
@@ -33,6 +38,7 @@ export async function showInterview(stem, params) {
     <section class="transcript${heardShown() ? " show-heard" : ""}" id="transcript" aria-label="Transcript"></section></div>`;
   loadComments(data.stem);  // a team's server: the highlights' comments (comments.js), drawn when they come
   draw(data);
+  view.querySelector(".moment-link .copy-link").addEventListener("click", (e) => copyLink(momentHash(data.stem), e.currentTarget));
   const transcript = view.querySelector("#transcript");
   transcript.addEventListener("click", onTranscriptClick);
   if (canWrite()) {  // a team's viewer reads and comments, changes nothing
@@ -51,6 +57,25 @@ export async function showInterview(stem, params) {
   startReview();
   const t = Number(params.get("t"));
   if (params.has("t") && isFinite(t)) goTo(phraseAt(t), t);
+  if (state.linked) openLinkedHighlight(data);
+}
+
+// The address of the moment playing, to the millisecond: phraseAt() finds the phrase it is in.
+function momentHash(stem) {
+  const t = state.player ? Math.round(state.player.time() * 1000) / 1000 : 0;
+  return `#/interview/${encodeURIComponent(stem)}${t > 0 ? `?t=${t}` : ""}`;
+}
+
+// A link to a highlight: played from its start, its phrase marked, its item in the list in view.
+function openLinkedHighlight(data) {
+  const h = data.highlights.find((x) => x.id === state.linked);
+  if (!h) {
+    toast("The highlight this link points to is no longer in this interview (deleted since the link was made).", "error");
+    return;
+  }
+  goTo(phraseAt(h.start), h.start);
+  const item = view.querySelector(`#hl-list .hl-item[data-id="${CSS.escape(h.id)}"]`);
+  if (item) item.scrollIntoView({ block: "nearest" });
 }
 
 // The transcript's turns as drawn: one element each, in order (see turnsOf).

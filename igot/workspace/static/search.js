@@ -1,6 +1,7 @@
 // Search (#/search?q=...&filters): every interview, by words and by meaning together. The box in
 // the page's header starts one.
 import { allowHere, api, asked, go } from "./api.js";
+import { copyLinkButton } from "./links.js";
 import { quotePane } from "./pane.js";
 import { filterPicks, hitItem, questionPage, wireHits } from "./question.js";
 import { reload, state } from "./state.js";
@@ -11,7 +12,7 @@ export async function showSearch(params) {
   const { lib, q, query } = await questionPage(params, ["q", "interview", "speaker", "language", "tag"]);
   if (shown !== state.shown) return;
   document.getElementById("q").value = q;
-  view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Search</h1>
+  view.innerHTML = `<div class="page with-pane"><div class="main-col"><h1>Search ${q ? copyLinkButton(`#/search?${query}`, "this search (it runs once opened and asked)") : ""}</h1>
     <form class="filters" id="filters">${filterPicks(lib, params, ["interview", "speaker", "language", "tag"])}</form>
     <p class="status" aria-live="polite">${q ? `<span class="spinner"></span>Searching every interview by words and by meaning…` : "Type words to find in every interview, or what someone meant."}</p>
     <p class="meaning-line" hidden></p>

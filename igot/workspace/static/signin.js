@@ -1,5 +1,10 @@
 // The team server's sign-in page (/signin) and invite page (/invite/TOKEN): no session yet, so no
-// token either: the server takes these two forms only from this page's own origin.
+// token either: the server takes these two forms only from this page's own origin. A teammate's
+// link (/#/interview/x?t=5) that was sent here keeps its #fragment: once signed in, the person lands
+// on it (links.js landing(): this server's page only), by password or through the company's
+// identity provider (which loses a #fragment: it goes as ?next=, checked again by the server).
+import { landing } from "./links.js";
+
 const form = document.getElementById("signin-form");
 const problem = form.querySelector(".form-error");
 const invite = location.pathname.startsWith("/invite/") ? decodeURIComponent(location.pathname.slice("/invite/".length)) : "";
@@ -15,6 +20,8 @@ async function send(path, body) {
 async function setUp() {
   const how = await fetch("/api/signin").then((r) => r.json()).catch(() => ({}));
   if (how.oidc) document.getElementById("oidc").hidden = false;
+  const going = landing(location.hash);
+  if (going !== "/") document.getElementById("oidc-link").href = `/signin/oidc?next=${encodeURIComponent(going.slice(2))}`;
   const refused = new URLSearchParams(location.search).get("refused");
   if (refused) problem.textContent = refused;
   if (!invite) return;
@@ -46,7 +53,7 @@ form.addEventListener("submit", async (event) => {
   try {
     if (invite) await send(`/api/invites/${encodeURIComponent(invite)}`, { name: form.name.value, password: form.password.value });
     else await send("/api/session", { email: form.email.value, password: form.password.value });
-    location.replace("/");
+    location.replace(landing(location.hash));
   } catch (err) {
     problem.textContent = err.message;
     form.password.value = "";

@@ -14,6 +14,7 @@ export const state = {
   order: null,       // its phrases' indices in time order
   shown: 0,          // counts pages shown: an answer that comes after the user moved on is dropped
   board: null,       // the themes board shown
+  linked: null,      // the highlight an interview's address names (?h=ID), marked where it shows
 };
 
 // The router, registered by app.js: a view that must draw itself again calls reload() (no import

@@ -2,6 +2,7 @@
 // its rename.
 import { api, withToken } from "./api.js";
 import { renameForm } from "./library.js";
+import { copyLinkButton } from "./links.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
 import { state } from "./state.js";
 import { clock, esc, plural, setColours, speakerClass, view } from "./ui.js";
@@ -23,6 +24,7 @@ export async function showTag(tag) {
     <p class="tools"><a class="button" href="${withToken(`api/tag/export?name=${enc}&format=md`)}" download>Export Markdown</a>
     <a class="button" href="${withToken(`api/tag/export?name=${enc}&format=csv`)}" download>Export CSV</a>
     <a class="button" href="${withToken(`api/tag/reel?name=${enc}`)}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
+    ${copyLinkButton(`#/tag/${enc}`, "this tag's page")}
     <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span></p>
     ${list || `<p class="empty">No highlight has this tag.</p>`}</div>${quotePane()}</div>`;
   state.pane = view.querySelector(".pane");
@@ -35,7 +37,8 @@ function quoteCard(q) {
     <blockquote>${esc(q.quote)}</blockquote>
     <figcaption><button type="button" class="play" title="Play this quote">▶ ${clock(q.start)}</button>
     ${q.speaker ? `<span class="who">${esc(q.speaker)}</span>` : ""}
-    <a href="#/interview/${encodeURIComponent(q.stem)}?t=${q.start}">open in the interview</a>
+    <a href="#/interview/${encodeURIComponent(q.stem)}?h=${encodeURIComponent(q.highlight)}">open in the interview</a>
+    ${copyLinkButton(`#/interview/${encodeURIComponent(q.stem)}?h=${encodeURIComponent(q.highlight)}`, "this highlight")}
     ${q.video ? `<a href="${esc(q.video)}" target="_blank" rel="noopener">video</a>` : ""}
     ${q.note ? `<span class="note">${esc(q.note)}</span>` : ""}</figcaption></figure>`;
 }

@@ -76,7 +76,7 @@ function signedOut(message, signin) {
   banner.className = "signed-out-banner";
   banner.setAttribute("role", "alert");
   banner.innerHTML = `You are signed out (your session ended: signed out elsewhere, or removed from the team):
-    <a href="${esc(signin || "/signin")}">sign in again</a>`;
+    <a href="${esc((signin || "/signin") + location.hash)}">sign in again</a>`;  // then back here
   document.body.prepend(banner);
   const who = document.getElementById("whoami");
   if (who) who.hidden = true;

@@ -1,6 +1,7 @@
 // Themes (#/themes?tag=...): the highlights grouped by meaning on a board; a highlight moved to
-// another theme (dragged, or by its "Move to") is kept there.
+// another theme (dragged, or by its "Move to") is kept there. &theme=ID: that theme marked, in view.
 import { api } from "./api.js";
+import { copyLinkButton } from "./links.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
 import { reload, state } from "./state.js";
 import { clock, esc, plural, setColours, speakerClass, toast, view } from "./ui.js";
@@ -8,6 +9,7 @@ import { clock, esc, plural, setColours, speakerClass, toast, view } from "./ui.
 export async function showThemes(params) {
   const shown = state.shown;
   const tag = params.get("tag") || "";
+  linkedTheme = params.get("theme");
   const lib = await api("api/library");
   if (shown !== state.shown) return;
   setColours(lib);
@@ -23,6 +25,19 @@ export async function showThemes(params) {
   const board = await api(`api/themes?tag=${encodeURIComponent(tag)}`);
   if (shown !== state.shown) return;
   drawThemes(board);
+  showLinkedTheme();
+}
+
+let linkedTheme = null;  // the theme the address names, if any
+
+// The theme a link names, marked and scrolled to; a theme regrouped since the link was made
+// (its highlights changed) is said to be gone.
+function showLinkedTheme() {
+  if (!linkedTheme) return;
+  const column = [...view.querySelectorAll(".theme")].find((t) => t.dataset.theme === linkedTheme);
+  if (column) column.scrollIntoView({ block: "start" });
+  else view.querySelector(".status").insertAdjacentHTML("beforeend",
+    `<br><span class="gone">The theme this link points to is no longer on the board: its highlights were regrouped since the link was made.</span>`);
 }
 
 function drawThemes(board) {
@@ -34,13 +49,14 @@ function drawThemes(board) {
     : `No highlights${board.tag ? ` tagged ${esc(board.tag)}` : ""} yet. Open an interview, select words in its transcript and highlight them.`;
   const options = (here) => board.themes.filter((t) => t.id !== here).map((t) => `<option value="${esc(t.id)}">${esc(t.name)}</option>`).join("");
   view.querySelector("#themes").innerHTML = board.themes.map((t) => `
-    <section class="theme" data-theme="${esc(t.id)}"><h2>${esc(t.name)}</h2>
+    <section class="theme${t.id === linkedTheme ? " linked" : ""}" data-theme="${esc(t.id)}"><h2>${esc(t.name)}</h2>
+    ${copyLinkButton(`#/themes?${new URLSearchParams(board.tag ? { tag: board.tag, theme: t.id } : { theme: t.id })}`, "this theme")}
     <p class="backing"><span class="n-quotes">${plural(t.cards.length, "quote")}</span> · <span class="n-interviews">${plural(t.interviews, "interview")}</span> · <span class="n-people">${plural(t.people, "person").replace("persons", "people")}</span></p>
     ${t.cards.map((c) => `<figure class="quote card ${speakerClass(c.colour)}" data-key="${esc(c.key)}" data-stem="${esc(c.stem)}" data-start="${c.start}" data-end="${c.end}">
       <blockquote>${esc(c.quote)}</blockquote>
       <figcaption><button type="button" class="play" title="Play this quote">▶ ${clock(c.start)}</button>
       ${c.speaker ? `<span class="who">${esc(c.speaker)}</span>` : ""}
-      <a href="#/interview/${encodeURIComponent(c.stem)}?t=${c.start}">${esc(c.interview)}</a>
+      <a href="#/interview/${encodeURIComponent(c.stem)}?h=${encodeURIComponent(c.id)}">${esc(c.interview)}</a>
       ${c.tags.map((x) => `<a class="tag" href="#/tag/${encodeURIComponent(x)}">${esc(x)}</a>`).join("")}</figcaption>
       <label class="move">Move to <select aria-label="Move this highlight to another theme"><option value="">…</option>${options(t.id)}<option value="new">a new theme</option></select></label>
     </figure>`).join("")}</section>`).join("");
