@@ -89,7 +89,7 @@ def diarize_windows(samples: np.ndarray, labels: np.ndarray, shape: Segmentation
     `embed(samples)` gives the voice of a local speaker's lone speech, `cluster(voices)` a cluster
     per voice. In time order of speaker, as sherpa-onnx returns them."""
     n = len(samples)
-    windows, frames, people = labels.shape
+    windows, frames, _ = labels.shape
     if windows == 1:  # one window: its local speakers are the speakers (sherpa-onnx's special case)
         return _turns(labels[0], shape, min_on, min_off)
     first = (np.arange(windows) * shape.shift / shape.frame_shift + 0.5).astype(np.int64)  # each window's first frame
