@@ -70,7 +70,7 @@ class SherpaOptions:
     window_shift: float = 0.1
     # Local speakers are embedded in one window of every this many (igot.speakers.overlap); the
     # others take the voice of the one they are heard with. 1: every window, as sherpa-onnx does,
-    # run here (its turns exactly, the segmentation batched: 0.10 of the recording against 0.16);
+    # run here (its turns, the segmentation batched: 0.10-0.12 of the recording against 0.15-0.16);
     # 0: sherpa-onnx's own pipeline in its C++. Swept on tune (2026-11-28): 5 and 10 (each second
     # embedded twice, once) lost beyond the noise (DER +0.056 [+0.012, +0.120], right words -6.2
     # points [-12.4, -1.1], the 1-minute simulated interviews left with too few voices), so 1.
