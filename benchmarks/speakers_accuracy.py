@@ -5,6 +5,7 @@ setting is chosen on "tune" and run once on "check").
     python -m benchmarks.speakers_accuracy [--side tune|check|both]
     python -m benchmarks.speakers_accuracy --side tune --sweep 0.3,0.4,0.5  # sherpa-onnx's threshold
     python -m benchmarks.speakers_accuracy --side tune --sweep window_shift=0.1,0.2,0.3  # another of its options
+    python -m benchmarks.speakers_accuracy --side tune --sweep embed_every=0,5,10  # each value against the first
 
 Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
 spliced clips, and every pair of the side's voices in a two-person interview with nothing said
@@ -233,6 +234,9 @@ def main() -> None:
         print(f"## {side}\n")
         if sweep:
             print_pooled(rows)
+            print()
+            labels = list(sweep)
+            print_differences(rows, [(label, labels[0]) for label in labels[1:]])  # each value against the first given
             print()
             print_speed(seconds, audio)
             continue

