@@ -4,6 +4,7 @@ Google Doc (recorded Drive exchanges), and served by the workspace's routes."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from dataclasses import replace
@@ -169,3 +170,83 @@ def test_the_markdown_of_a_report_from_two_tags_across_three_interviews_carries_
     assert "[video](https://www.youtube.com/watch?v=abc123XYZ_0&t=4s)" in md  # joana's is on YouTube
     page = reports.to_html(r, base="https://igot.example.com/")
     assert page.count('href="https://igot.example.com/#/interview/') == 5 and "<script" not in page
+
+
+# --- its Google Doc, through recorded Drive exchanges ----------------------------------------------
+def test_the_doc_of_a_report_carries_every_finding_with_its_quotes_and_links(folder):
+    from tests.test_gdoc import DOC, RESEARCH, drive, multipart, read_doc, reply
+    from tests.test_outputs import in_drive
+    from igot.outputs.gdoc import GOOGLE_DOC
+    from igot.transcript import Transcript
+
+    lib = Library(folder)
+    made = lib.make_report("Sem Drive", TWO_TAGS)
+    with pytest.raises(reports.ReportError, match="not in Google Drive"):
+        reports.to_drive(lib, made.report.id, service=None)
+    for stem in ("joana", "bruno"):  # two of the three interviews have their Docs in the folder "Research"
+        in_drive(Transcript.load(folder / f"{stem}.json")).save(folder / f"{stem}.json")
+    findings = [{"text": "Price is the first wall", "highlights": cited(lib, "pricing")},
+                {"text": "Onboarding takes a week", "highlights": cited(lib, "onboarding")}]
+    kept = lib.change_report(made.report.id, made.version, title="O que trava times pequenos", findings=findings)
+    base = "https://igot.example.com/"
+    service, http = drive(reply("doc-created.json"))
+    sent = reports.to_drive(lib, kept.report.id, service, base)
+    assert sent.report.google_doc == {"folder": RESEARCH, "doc": f"https://docs.google.com/document/d/{DOC}/edit?usp=drivesdk"}
+    assert lib.report(kept.report.id) == sent and sent.report.findings == kept.report.findings
+    [upload] = http.sent
+    assert upload.method == "POST"
+    meta, media_type, media = multipart(upload)
+    assert meta == {"name": "O que trava times pequenos", "mimeType": GOOGLE_DOC, "parents": [RESEARCH]}
+    page = media.decode("ascii")
+    doc = read_doc(page)
+    assert doc.headings == ["O que trava times pequenos", "1. Price is the first wall", "2. Onboarding takes a week"]
+    r = reports.resolved(lib, sent.report)
+    shown = html.unescape(page)
+    for q in r.quotes():
+        assert f"“{q.quote}”" in shown and f"{q.speaker}, {q.interview}" in shown
+        assert f"{base}#/interview/{q.stem}?t={q.start:g}" in doc.links
+    assert "https://www.youtube.com/watch?v=abc123XYZ_0&t=4s" in doc.links
+    # Sent again: the same Doc, its content replaced (same link), none made beside it.
+    service, http = drive(({"status": "200"}, json.dumps({"id": DOC, "trashed": False})), reply("doc-created.json"))
+    again = reports.to_drive(lib, kept.report.id, service, base)
+    assert [s.method for s in http.sent] == ["GET", "PATCH"] and f"/files/{DOC}" in http.sent[1].uri
+    assert again.report.google_doc == sent.report.google_doc
+
+
+# --- the workspace's routes --------------------------------------------------------------------------
+@pytest.fixture
+def client(folder) -> TestClient:
+    door = Door(PORT)
+    return TestClient(server.create_app(Library(folder), door), base_url=HOME, headers={"X-iGot-Token": door.token})
+
+
+def test_a_report_made_changed_exported_and_deleted_through_the_workspace(client, folder):
+    made = client.post("/api/reports", json={"title": "Small teams", "sources": TWO_TAGS})
+    assert made.status_code == 201
+    r = made.json()
+    assert r["findings"] == [] and {q["stem"] for q in r["candidates"]} == {"joana", "bruno", "carla"}
+    assert r["drive"] is False
+    pricing = [{"stem": q["stem"], "highlight": q["highlight"]} for q in r["candidates"]
+               if any(t.casefold() == "pricing" for t in q["tags"])]
+    saved = client.put(f"/api/reports/{r['id']}", json={"version": r["version"], "title": "Small teams, big prices",
+                                                        "findings": [{"text": "Too expensive", "highlights": pricing}]})
+    assert saved.status_code == 200 and saved.json()["title"] == "Small teams, big prices"
+    assert sorted(q["interview"] for q in saved.json()["findings"][0]["quotes"]) == [
+        "Entrevista com Carla", "Interview with Bruno", "Interview with Joana"]
+    stale = client.put(f"/api/reports/{r['id']}", json={"version": r["version"], "findings": []})
+    assert stale.status_code == 409 and "changed since this page read it" in stale.json()["error"]
+    listed = client.get("/api/reports").json()
+    assert [(x["id"], x["title"], x["findings"]) for x in listed["reports"]] == [(r["id"], "Small teams, big prices", 1)]
+    md = client.get(f"/api/reports/{r['id']}/export?format=md")
+    assert md.status_code == 200 and md.headers["content-type"].startswith("text/markdown")
+    assert "attachment" in md.headers["content-disposition"] and "Small%20teams" in md.headers["content-disposition"]
+    assert md.text.count(f"({HOME}/#/interview/") == 3 and "## 1. Too expensive" in md.text
+    page = client.get(f"/api/reports/{r['id']}/export?format=html")
+    assert page.headers["content-type"].startswith("text/html") and page.text.count("<blockquote>") == 3
+    assert client.get(f"/api/reports/{r['id']}/export?format=exe").status_code == 400
+    nodrive = client.post(f"/api/reports/{r['id']}/drive", json={})
+    assert nodrive.status_code == 400 and "not in Google Drive" in nodrive.json()["error"]
+    assert client.get("/api/reports/..%2Fjoana").status_code == 404
+    assert client.delete(f"/api/reports/{r['id']}?version={r['version']}").status_code == 409
+    assert client.delete(f"/api/reports/{r['id']}?version={saved.json()['version']}").status_code == 200
+    assert client.get(f"/api/reports/{r['id']}").status_code == 404 and client.get("/api/reports").json()["reports"] == []

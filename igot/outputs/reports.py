@@ -435,3 +435,34 @@ def changed(r: Report, *, title: Optional[str] = None, findings: Optional[tuple[
             by: str = "") -> Report:
     return replace(r, title=r.title if title is None else title, findings=r.findings if findings is None else findings,
                    changed_by=conflicts.person(by), changed=now())
+
+
+# --- its Google Doc -------------------------------------------------------------------------------
+NO_DRIVE = ("This library's interviews are not in Google Drive, so a report has no Drive folder to go to.",
+            "Download its Markdown or HTML instead; or send an interview to Drive first (igot run --gdoc FOLDER).")
+
+
+class Sending(Listing, Protocol):
+    def report(self, report_id: object) -> KeptReport: ...
+
+    def keep_report_doc(self, report_id: object, folder_id: str, doc: str) -> KeptReport: ...
+
+
+def to_drive(library: Sending, report_id: str, service: Any, base: str = "") -> KeptReport:
+    """Report `report_id` as a Google Doc in its Drive folder (drive_folder), through the Drive
+    code the transcripts use (igot.outputs.gdoc.upload_doc): the Doc it has updated in place (same
+    link), else a new one, whose link is kept in the report's file. Its quotes are read now.
+    `base`: the workspace's http(s) address, so that each quote links to its moment there."""
+    from igot.outputs import gdoc  # the Google client is needed only here
+
+    kept = library.report(report_id)
+    folder_id = drive_folder(library, kept.report)
+    if folder_id is None:
+        raise ReportError(*NO_DRIVE)
+    page = doc_html(resolved(library, kept.report), base)
+    had = gdoc.doc_id(kept.report.google_doc["doc"]) if kept.report.google_doc else None
+    if had and gdoc.in_drive(service, had):
+        _, url = gdoc.upload_doc(service, page, kept.report.title, folder_id, replacing=had)
+    else:
+        _, url = gdoc.upload_doc(service, page, kept.report.title, folder_id)
+    return library.keep_report_doc(report_id, folder_id, url)
