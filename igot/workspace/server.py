@@ -75,7 +75,7 @@ PAGES = {"index.html", "workspace.css",
          "workspace.js", "state.js", "api.js", "ui.js", "player.js", "playback.js", "pane.js", "highlights.js",
          "selection.js", "question.js", "library.js", "interview.js", "tag.js", "search.js", "ask.js", "themes.js",
          "corrections.js", "phrasefix.js", "speakers.js", "summary.js", "glossary.js", "review.js",
-         "add.js", "signin.html", "signin.js", "team.js", "activity.js", "comments.js"}
+         "add.js", "signin.html", "signin.js", "team.js", "activity.js", "comments.js", "report.js"}
 # Where the page may load scripts and frames from: itself, and the YouTube and Vimeo players.
 PLAYERS = "https://www.youtube.com https://s.ytimg.com https://player.vimeo.com"
 FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://player.vimeo.com"

@@ -17,6 +17,7 @@ from igot.outputs import reports
 from igot.outputs.store import Library
 from igot.team import activity
 from igot.team.roles import READ, WRITE
+from igot.workspace import views
 from igot.workspace.access import by, need
 from igot.workspace.interviews import WorkspaceError
 from igot.workspace.routes.common import Context, body
@@ -32,7 +33,7 @@ def report_view(lib: Library, kept: reports.KeptReport) -> dict:
             "sources": [asdict(s) for s in r.sources],
             "findings": [{"text": f.text, "quotes": [asdict(q) for q in f.quotes]} for f in found.findings],
             "candidates": [asdict(q) for q in reports.candidates(lib, r)],
-            "drive": reports.drive_folder(lib, r) is not None}
+            "drive": reports.drive_folder(lib, r) is not None, **views.colours()}
 
 
 def listed(lib: Library) -> dict:
