@@ -49,5 +49,19 @@ def test_a_report_from_two_tags_made_saved_and_read_again_in_the_page(browser, f
         page.locator(".finding .quote", has_text="Bruno").locator("button.play").click()  # its recording is in the folder
         wait_for(page, "igot.player() && igot.player().time() >= 4")
         shot(page, "report.png")
+
+        # From the Themes board (grouped by tag: this library has no meaning index): two ticked.
+        page.goto(f"{running.url}#/themes")
+        page.locator(".theme .for-report").first.wait_for()
+        assert page.locator("button.make-report").is_disabled()
+        for name in ("pricing", "onboarding"):
+            page.locator(".theme", has=page.locator("h2", has_text=name)).locator(".for-report").check()
+        page.locator("button.make-report").click()
+        page.locator(".report-title").wait_for()
+        assert page.locator(".report-title").input_value() in ("pricing · onboarding", "onboarding · pricing")
+        assert sorted(page.locator("a.tag").all_text_contents()) == ["onboarding", "pricing"]
+        page.locator("a", has_text="Reports").first.click()
+        page.locator(".report-list li").nth(1).wait_for()
+        assert page.locator(".report-list li").count() == 2
     finally:
         running.stop()
