@@ -108,9 +108,13 @@ def test_a_planted_file_or_a_link_under_reports_is_said_never_followed(folder, t
     os.symlink(secret, folder / "reports" / f"{link_id}.json")
     (folder / "reports" / "notes.txt").write_text("hi")
     other = "r-" + "1" * 16
+    lured = "r-" + "2" * 16  # a Doc link that would run a script: read as no Doc
+    (folder / "reports" / f"{lured}.json").write_text(json.dumps({**planted, "id": lured, "google_doc": {
+        "folder": "x", "doc": "javascript:alert(1)//https://docs.google.com/document/d/x"}}))
     (folder / "reports" / f"{other}.json").write_text(json.dumps({**planted, "id": link_id}))  # another's id
     listed, problems = lib.report_list()
-    assert [k.report.id for k in listed] == [made.report.id]
+    assert sorted(k.report.id for k in listed) == sorted([made.report.id, lured])
+    assert lib.report(lured).report.google_doc is None
     assert any(f"{link_id}.json" in p and "link" in p for p in problems)
     assert any("notes.txt" in p for p in problems) and any("another report's id" in p for p in problems)
     with pytest.raises(LibraryError, match="link"):
@@ -128,7 +132,7 @@ def test_a_planted_file_or_a_link_under_reports_is_said_never_followed(folder, t
     with pytest.raises(LibraryError, match="link"):
         lib.make_report("Elsewhere", TWO_TAGS)
     assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == sorted(
-        [f"{made.report.id}.json", "notes.txt", f"{other}.json"])
+        [f"{made.report.id}.json", "notes.txt", f"{other}.json", f"{lured}.json"])
 
 
 def test_quotes_are_read_live_and_a_removed_highlight_shows_as_removed(folder):

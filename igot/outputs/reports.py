@@ -46,6 +46,7 @@ THEME_MAX = 500  # highlights a theme source names
 UNTITLED = "Untitled report"
 TAG, THEME = "tag", "theme"
 REMOVED = "This highlight was removed from its interview."
+DOC_LINK = re.compile(r"https://docs\.google\.com/document/d/[A-Za-z0-9_-]+(/[A-Za-z0-9_./?=&-]*)?$")
 
 
 class ReportError(IgotError):
@@ -206,7 +207,8 @@ def from_bytes(data: bytes, report_id: str) -> Report:
         raise ReportError(f"it holds another report's id ({str(given.get('id'))[:40]!r})", "")
     try:
         doc = given.get("google_doc")
-        doc = doc if isinstance(doc, dict) and isinstance(doc.get("doc"), str) and isinstance(doc.get("folder"), str) else None
+        doc = doc if isinstance(doc, dict) and isinstance(doc.get("doc"), str) and DOC_LINK.match(doc["doc"]) \
+            and isinstance(doc.get("folder"), str) else None  # a planted javascript: link is never shown
         return Report(report_id, checked_title(given.get("title", "")),
                       checked_sources(given["sources"]) if given.get("sources") else (),
                       checked_findings(given.get("findings", [])),

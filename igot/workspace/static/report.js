@@ -172,7 +172,8 @@ async function save() {
   } catch (err) {
     toast(err.message, "error");
     if (err.status !== 409) return;
-    const fresh = await api(`api/reports/${encodeURIComponent(data.id)}`);
+    const fresh = await api(`api/reports/${encodeURIComponent(data.id)}`).catch((again) => { toast(again.message, "error"); return null; });
+    if (!fresh) return;  // deleted meanwhile: what was typed stays on the page
     current.data = fresh;  // its new version: Save again keeps what is typed here
     draw();
     view.querySelector(".stale-slot").innerHTML = `<p class="stale">This report was changed${fresh.changed_by ? ` by ${esc(fresh.changed_by)}` : ""} since you opened it.
