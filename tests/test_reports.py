@@ -254,3 +254,27 @@ def test_a_report_made_changed_exported_and_deleted_through_the_workspace(client
     assert client.delete(f"/api/reports/{r['id']}?version={r['version']}").status_code == 409
     assert client.delete(f"/api/reports/{r['id']}?version={saved.json()['version']}").status_code == 200
     assert client.get(f"/api/reports/{r['id']}").status_code == 404 and client.get("/api/reports").json()["reports"] == []
+
+
+def test_in_a_team_a_viewer_reads_reports_and_only_a_researcher_makes_and_changes_them(folder):
+    from igot.workspace import team_server
+    from tests.test_team_server import ORIGIN, signed_in
+
+    app, _ = team_server.team_app(Library(folder), team_server.Address("127.0.0.1", 443, ORIGIN))
+    vera = signed_in(app, folder, "vera@example.com", "viewer", "Vera")
+    rui = signed_in(app, folder, "rui@example.com", "researcher", "Rui")
+    assert vera.post("/api/reports", json={"title": "x", "sources": TWO_TAGS}).status_code == 403
+    made = rui.post("/api/reports", json={"title": "Pricing", "sources": TWO_TAGS})
+    assert made.status_code == 201 and made.json()["made_by"] == "Rui"
+    r = made.json()
+    seen = vera.get(f"/api/reports/{r['id']}")
+    assert seen.status_code == 200 and seen.json()["title"] == "Pricing"
+    assert vera.put(f"/api/reports/{r['id']}", json={"version": r["version"], "title": "Mine"}).status_code == 403
+    assert vera.delete(f"/api/reports/{r['id']}?version={r['version']}").status_code == 403
+    md = vera.get(f"/api/reports/{r['id']}/export?format=md")
+    assert md.status_code == 200 and "_Made by Rui" in md.text  # the team's own address before its links
+    assert rui.put(f"/api/reports/{r['id']}", json={"version": r["version"], "findings": [
+        {"text": "Price", "highlights": cited(Library(folder), "pricing")}]}).json()["changed_by"] == "Rui"
+    assert f"({ORIGIN}/#/interview/" in vera.get(f"/api/reports/{r['id']}/export?format=md").text
+    feed = [(i["kind"], i["name"]) for i in vera.get("/api/activity").json()["items"]]
+    assert ("made a report", "Rui") in feed and ("changed a report", "Rui") in feed

@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Protocol, Sequence
+from urllib.parse import quote
 
 from igot.errors import IgotError
 from igot.outputs import conflicts, export, highlights
@@ -265,13 +266,7 @@ class Resolved:
 
 def moment(stem: str, start: float) -> str:
     """The workspace's address of interview `stem` at `start` (relative: the page's own #fragment)."""
-    return f"#/interview/{_quote_path(stem)}?t={start:g}"
-
-
-def _quote_path(stem: str) -> str:
-    from urllib.parse import quote
-
-    return quote(stem, safe="")
+    return f"#/interview/{quote(stem, safe='')}?t={start:g}"
 
 
 def quote_of(iv: Interview, h: Any) -> Quote:
