@@ -71,7 +71,7 @@ def highlight(client, stem="joana", **extra):
 
 def test_every_route_declares_what_it_needs_and_an_undeclared_one_is_not_built(app, folder):
     routes = access.api_routes(app.routes)
-    assert len(routes) > 40 and all(access.declared(r) in (*roles.NEEDS, roles.PUBLIC, roles.WORKER) for r in routes)
+    assert len(routes) > 40 and all(access.declared(r) in (*roles.NEEDS, roles.SHARE, roles.PUBLIC, roles.WORKER) for r in routes)
     # A worker's need is the worker's routes', and theirs only (a worker's token reaches nothing else).
     assert {r.path for r in routes if access.declared(r) == roles.WORKER} == {
         "/api/worker/take", "/api/worker/jobs/{job_id}/recording", "/api/worker/jobs/{job_id}/progress",

@@ -37,9 +37,11 @@ SPLIT = "split a phrase"
 JOINED = "joined phrases"
 REVIEWED = "reviewed"
 SUMMARISED = "wrote the summary again"
+SHARED = "shared a public link"  # igot.team.shares: what it shows, never its key
+REVOKED_SHARE = "revoked a public link"
 KINDS = (HIGHLIGHTED, TAGGED, NOTED, DELETED_HIGHLIGHT, CORRECTED, NAMED_SPEAKERS, COMMENTED, DELETED_COMMENT,
          ADDED_INTERVIEW, DELETED_INTERVIEW, RENAMED_TAG, CHANGED_GLOSSARY, CHANGED_THEMES, CHANGED_SUMMARY_PROMPT, UNDID,
-         GAVE_SPEAKER, SPLIT, JOINED, REVIEWED, SUMMARISED)
+         GAVE_SPEAKER, SPLIT, JOINED, REVIEWED, SUMMARISED, SHARED, REVOKED_SHARE)
 
 MAX_TEXT = 500  # the feed shows a line, not the whole change
 MAX_LIMIT = 1000

@@ -3,6 +3,7 @@
 import { api, withToken } from "./api.js";
 import { renameForm } from "./library.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
+import { shareButton } from "./share.js";
 import { state } from "./state.js";
 import { clock, esc, plural, setColours, speakerClass, view } from "./ui.js";
 
@@ -23,6 +24,7 @@ export async function showTag(tag) {
     <p class="tools"><a class="button" href="${withToken(`api/tag/export?name=${enc}&format=md`)}" download>Export Markdown</a>
     <a class="button" href="${withToken(`api/tag/export?name=${enc}&format=csv`)}" download>Export CSV</a>
     <a class="button" href="${withToken(`api/tag/reel?name=${enc}`)}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
+    ${shareButton({ kind: "reel", tag }, "Share reel…", "button")}
     <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span></p>
     ${list || `<p class="empty">No highlight has this tag.</p>`}</div>${quotePane()}</div>`;
   state.pane = view.querySelector(".pane");

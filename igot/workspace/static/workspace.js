@@ -10,6 +10,7 @@ import { showLibrary } from "./library.js";
 import { phraseAt, stopPlayer } from "./playback.js";
 import { listenToReviewKeys } from "./review.js";
 import { listenToSearchBox, showSearch } from "./search.js";
+import { showShared } from "./shared.js";
 import { setRouter, state } from "./state.js";
 import { showTag } from "./tag.js";
 import { startTeam } from "./team.js";
@@ -26,6 +27,7 @@ const VIEWS = new Map([
   ["themes", (parts, params) => showThemes(params)],
   ["glossary", () => showGlossary()],
   ["activity", () => showActivity()],  // a team's server only (team.js)
+  ["shared", () => showShared()],  // links for people outside the team (a team's server only)
 ]);
 
 function route() {
