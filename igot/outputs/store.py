@@ -57,7 +57,7 @@ import orjson
 from igot.asr import glossary as glossary_module
 from igot.speakers import voices as voices_module
 from igot.errors import IgotError
-from igot.outputs import conflicts, export, highlights, library, stems
+from igot.outputs import conflicts, export, highlights, library, reports, stems
 from igot.runtime import changes
 from igot.runtime.files import first_link
 from igot.text import without_controls
@@ -935,6 +935,148 @@ class Library:
         except OSError as err:
             raise CannotWrite(f"Could not write the summary prompt {path} ({err.strerror or err}): nothing was changed.",
                               "Check that the disk has room and the folder can be written to, then do it again.") from None
+
+    # --- reports (igot.outputs.reports): OUT/reports/ID.json, one file each ------------------------
+    def reports_folder(self) -> Path:
+        return self.folder / reports.FOLDER
+
+    def report_path(self, report_id: object) -> Path:
+        """The file of report `report_id` (an id iGot makes: reports.ID); NotFound for any other name."""
+        if not isinstance(report_id, str) or not reports.ID.fullmatch(report_id):
+            raise NotFound(f"No report {str(report_id)[:40]!r} in this library.", "Open it from the Reports page.")
+        return self.reports_folder() / f"{report_id}.json"
+
+    def _kept_report(self, report_id: str) -> "reports.KeptReport":
+        """Report `report_id` as its file is now, read as a stranger's file: never through a link
+        (the reports folder or the file), nor a pipe; NotFound when there is none, LibraryError
+        saying what is wrong with one that cannot be read."""
+        path = self.report_path(report_id)
+        name = f"{reports.FOLDER}/{path.name}"
+        fix = f"Delete or replace the file {path}: iGot writes each report there, and reads it only as it wrote it."
+        link = first_link(path, self.folder)
+        if link is not None:
+            raise LibraryError(f"The report {name} was not read: {link.relative_to(self.folder)} is a link.", fix)
+        try:
+            handle = os.open(path, os.O_RDONLY | changes.NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            raise NotFound(f"No report {report_id!r} in this library (deleted, maybe in another tab?).",
+                           "Open the Reports page.") from None
+        except OSError as err:  # a link (ELOOP), or unreadable
+            raise LibraryError(f"The report {name} cannot be read ({err.strerror or err}).", fix) from None
+        with os.fdopen(handle, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise LibraryError(f"The report {name} is not a file.", fix)
+            data = f.read(reports.MAX_FILE_BYTES + 1)
+        try:
+            return reports.KeptReport(reports.from_bytes(data, report_id), version_of(data))
+        except IgotError as err:
+            raise LibraryError(f"The report {name} cannot be read: {err.problem}.", fix) from None
+
+    def report_list(self) -> tuple[list["reports.KeptReport"], list[str]]:
+        """Every report of the library (the last changed first), and a line for each file of the
+        reports folder that is not one (a link, a damaged file, a name iGot does not give)."""
+        folder = self.reports_folder()
+        link = first_link(folder, self.folder)
+        if link is not None:
+            return [], [f"The reports folder was not read: {link.relative_to(self.folder)} is a link. "
+                        f"Remove the link: iGot makes the folder anew."]
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:  # none yet
+            return [], []
+        found, problems = [], []
+        for name in names:
+            if name.startswith("."):  # a change's temp
+                continue
+            if not name.endswith(".json") or not reports.ID.fullmatch(name[:-5]):
+                problems.append(f"{reports.FOLDER}/{name} is not a report iGot wrote: it was not read.")
+                continue
+            try:
+                found.append(self._kept_report(name[:-5]))
+            except LibraryError as err:
+                problems.append(err.problem)
+        return sorted(found, key=lambda k: (k.report.changed or k.report.made, k.report.id), reverse=True), problems
+
+    def report(self, report_id: object) -> "reports.KeptReport":
+        """Report `report_id` as its file is now, with its version; NotFound, or LibraryError saying
+        what is wrong with its file."""
+        return self._kept_report(self.report_path(report_id).stem)
+
+    def _write_report(self, r: "reports.Report", what: str) -> "reports.KeptReport":
+        """`r` written to its file (under the lock), one file put in place whole."""
+        path = self.report_path(r.id)
+        try:
+            changes.own_folder(self.reports_folder(), self.folder)  # a link in its place: refused, nothing written
+            text = reports.file_text(r)
+            changes.Change(self.folder, {path: text}).commit()
+            return reports.KeptReport(r, version_of(text.encode("utf-8")))
+        except OSError as err:
+            raise CannotWrite(f"Could not {what} the report {path} ({err.strerror or err}): nothing was changed.",
+                              "Check that the disk has room and the folder can be written to, then do it again.") from None
+        except IgotError as err:
+            raise LibraryError(err.problem, err.fix) from None
+
+    def make_report(self, title: object, sources: object, by: str = "") -> "reports.KeptReport":
+        """A new report titled `title`, made from `sources` (reports.checked_sources: tags and
+        themes), with no findings yet; `by`: who makes it. Its id is new (never its title's)."""
+        try:
+            r = reports.Report(reports.new_id(), reports.checked_title(title), reports.checked_sources(sources),
+                               made_by=conflicts.person(by), changed_by=conflicts.person(by), made=reports.now(),
+                               changed=reports.now())
+        except IgotError as err:
+            raise LibraryError(err.problem, err.fix) from None
+        with self.locked():
+            return self._write_report(r, "make")
+
+    def change_report(self, report_id: object, version: object, *, title: object = None, findings: object = None,
+                      by: str = "") -> "reports.KeptReport":
+        """Report `report_id` with its title and/or findings (reports.checked_findings) as given
+        (None: as they are), when its file is still at `version`; Stale when it changed since
+        (nothing is changed: the page keeps what was typed, reloads, and saves again)."""
+        if not isinstance(version, str) or not version:
+            raise LibraryError("The change does not say which version of the report it was made on.", RELOAD)
+        try:
+            new_title = reports.checked_title(title) if title is not None else None
+            new_findings = reports.checked_findings(findings) if findings is not None else None
+        except IgotError as err:
+            raise LibraryError(err.problem, err.fix) from None
+        with self.locked():
+            kept = self.report(report_id)
+            if version != kept.version:
+                who = f" by {kept.report.changed_by}" if kept.report.changed_by else ""
+                raise Stale(f"The report “{kept.report.title}” was changed{who} since this page read it: nothing was "
+                            "changed.", "Your text is kept on the page: reload the report, then save again.")
+            return self._write_report(reports.changed(kept.report, title=new_title, findings=new_findings, by=by), "change")
+
+    def delete_report(self, report_id: object, version: object) -> None:
+        """Report `report_id` removed, when its file is still at `version` (Stale otherwise). A
+        damaged or linked file in its place is removed too (the link, never what it leads to)."""
+        path = self.report_path(report_id)
+        with self.locked():
+            try:
+                kept = self.report(report_id)
+            except NotFound:
+                raise
+            except LibraryError:
+                kept = None  # a file iGot cannot read: removed, as asked
+            if kept is not None and version != kept.version:
+                raise Stale(f"The report “{kept.report.title}” was changed since this page read it: it was not deleted.",
+                            RELOAD)
+            try:
+                if path.is_symlink():  # the link itself, never what it leads to (nor a copy of it kept)
+                    path.unlink()
+                else:
+                    changes.Change(self.folder, {path: None}).commit()
+            except OSError as err:
+                raise CannotWrite(f"Could not delete the report {path} ({err.strerror or err}).",
+                                  "Check that the folder can be written to, then do it again.") from None
+
+    def keep_report_doc(self, report_id: object, folder_id: str, doc: str) -> "reports.KeptReport":
+        """Where report `report_id`'s Google Doc is, kept in its file as it is now (a later send
+        updates that Doc, never makes a second); its title and findings are left as they are."""
+        with self.locked():
+            kept = self.report(report_id)
+            return self._write_report(replace(kept.report, google_doc={"folder": folder_id, "doc": doc}), "change")
 
     # --- an interview's summary written again (the workspace: igot.workspace.models) ---------------
     def opened_at(self, stem: str, version: object, *,

@@ -47,6 +47,7 @@ from igot.workspace.routes import queue as queue_routes
 from igot.workspace.routes import workers as worker_routes
 from igot.workspace.routes import questions as question_routes
 from igot.workspace.routes import shares as share_routes
+from igot.workspace.routes import reports as report_routes
 from igot.workspace.routes import team as team_routes
 from igot.workspace.routes.common import MAX_BODY, Context, error
 from igot.workspace.themes import Themes
@@ -76,7 +77,7 @@ PAGES = {"index.html", "workspace.css",
          "workspace.js", "state.js", "api.js", "ui.js", "player.js", "playback.js", "pane.js", "highlights.js",
          "selection.js", "question.js", "library.js", "interview.js", "tag.js", "search.js", "ask.js", "themes.js",
          "corrections.js", "phrasefix.js", "speakers.js", "summary.js", "glossary.js", "review.js",
-         "add.js", "signin.html", "signin.js", "team.js", "activity.js", "comments.js",
+         "add.js", "signin.html", "signin.js", "team.js", "activity.js", "comments.js", "report.js",
          "share.js", "shared.js", "share.css"}
 # Where the page may load scripts and frames from: itself, and the YouTube and Vimeo players.
 PLAYERS = "https://www.youtube.com https://s.ytimg.com https://player.vimeo.com"
@@ -169,7 +170,7 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
             raise NotFound(f"No page file {name!r}.", "")
         return FileResponse(page_file(name))
 
-    for module in (library_routes, interview_routes, question_routes, glossary_routes, queue_routes):
+    for module in (library_routes, interview_routes, question_routes, glossary_routes, queue_routes, report_routes):
         app.include_router(module.router(ctx))
     if team is not None:
         app.include_router(team_routes.router(ctx, page_file))

@@ -3,9 +3,10 @@
 import { api, withToken } from "./api.js";
 import { renameForm } from "./library.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
+import { makeReport } from "./report.js";
 import { shareButton } from "./share.js";
 import { state } from "./state.js";
-import { clock, esc, plural, setColours, speakerClass, view } from "./ui.js";
+import { clock, esc, plural, setColours, speakerClass, toast, view } from "./ui.js";
 
 export async function showTag(tag) {
   const shown = state.shown;
@@ -25,10 +26,13 @@ export async function showTag(tag) {
     <a class="button" href="${withToken(`api/tag/export?name=${enc}&format=csv`)}" download>Export CSV</a>
     <a class="button" href="${withToken(`api/tag/reel?name=${enc}`)}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
     ${shareButton({ kind: "reel", tag }, "Share reel…", "button")}
-    <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span></p>
+    <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span>
+    <button type="button" class="button make-report">Make a report…</button></p>
+    <div class="report-slot"></div>
     ${list || `<p class="empty">No highlight has this tag.</p>`}</div>${quotePane()}</div>`;
   state.pane = view.querySelector(".pane");
   view.querySelector(".rename-tag").addEventListener("click", (e) => renameForm(e.target.parentElement, tag));
+  view.querySelector(".make-report").addEventListener("click", () => reportForm(view.querySelector(".report-slot"), tag).catch((err) => toast(err.message, "error")));
   wirePlayButtons();
 }
 
@@ -40,4 +44,21 @@ function quoteCard(q) {
     <a href="#/interview/${encodeURIComponent(q.stem)}?t=${q.start}">open in the interview</a>
     ${q.video ? `<a href="${esc(q.video)}" target="_blank" rel="noopener">video</a>` : ""}
     ${q.note ? `<span class="note">${esc(q.note)}</span>` : ""}</figcaption></figure>`;
+}
+
+// A report made from this tag, and any other tags ticked: its title, then its page.
+async function reportForm(where, tag) {
+  const board = await api("api/tags");
+  const others = board.tags.filter((t) => t.tag.toLowerCase() !== tag.toLowerCase());
+  where.innerHTML = `<form class="report-form"><label>Title <input name="title" value="${esc(tag)}" maxlength="200"></label>
+    ${others.length ? `<fieldset><legend>With the highlights of these tags too</legend>${others.map((t) => `<label class="pick-tag"><input type="checkbox" value="${esc(t.tag)}"> ${esc(t.tag)} <span class="count">${t.highlights}</span></label>`).join("")}</fieldset>` : ""}
+    <div class="buttons"><button class="primary" type="submit">Make the report</button><button type="button" class="cancel">Cancel</button></div></form>`;
+  const form = where.querySelector("form");
+  form.title.select();
+  form.querySelector(".cancel").addEventListener("click", () => { where.innerHTML = ""; });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const tags = [tag, ...[...form.querySelectorAll(".pick-tag input:checked")].map((box) => box.value)];
+    makeReport(form.title.value, tags.map((name) => ({ kind: "tag", name }))).catch((err) => toast(err.message, "error"));
+  });
 }

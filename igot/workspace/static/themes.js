@@ -2,6 +2,7 @@
 // another theme (dragged, or by its "Move to") is kept there.
 import { api } from "./api.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
+import { makeReport } from "./report.js";
 import { reload, state } from "./state.js";
 import { clock, esc, plural, setColours, speakerClass, toast, view } from "./ui.js";
 
@@ -15,8 +16,13 @@ export async function showThemes(params) {
     <form class="filters" id="theme-filter"><label>Highlights <select name="tag"><option value="">all of them</option>${
       lib.tags.map((t) => `<option value="${esc(t.tag)}"${t.tag === tag ? " selected" : ""}>tagged ${esc(t.tag)}</option>`).join("")}</select></label></form>
     <p class="status" aria-live="polite"><span class="spinner"></span>Grouping the highlights by meaning…</p>
+    <p class="tools"><button type="button" class="button make-report" disabled title="Tick one or more themes first">Make a report from the ticked themes</button></p>
     <div class="board-themes" id="themes"></div></div>${quotePane()}</div>`;
   state.pane = view.querySelector(".pane");
+  view.querySelector(".make-report").addEventListener("click", () => {
+    const ticked = [...view.querySelectorAll(".theme .for-report:checked")].map((box) => state.board.themes.find((t) => t.id === box.value)).filter(Boolean);
+    if (ticked.length) makeReport(ticked.map((t) => t.name).join(" · "), ticked.map(sourceOf)).catch((err) => toast(err.message, "error"));
+  });
   view.querySelector("#theme-filter").addEventListener("change", (e) => {
     location.hash = e.target.value ? `#/themes?tag=${encodeURIComponent(e.target.value)}` : "#/themes";
   });
@@ -34,7 +40,7 @@ function drawThemes(board) {
     : `No highlights${board.tag ? ` tagged ${esc(board.tag)}` : ""} yet. Open an interview, select words in its transcript and highlight them.`;
   const options = (here) => board.themes.filter((t) => t.id !== here).map((t) => `<option value="${esc(t.id)}">${esc(t.name)}</option>`).join("");
   view.querySelector("#themes").innerHTML = board.themes.map((t) => `
-    <section class="theme" data-theme="${esc(t.id)}"><h2>${esc(t.name)}</h2>
+    <section class="theme" data-theme="${esc(t.id)}"><h2><label><input type="checkbox" class="for-report" value="${esc(t.id)}" aria-label="Use “${esc(t.name)}” in a report"> ${esc(t.name)}</label></h2>
     <p class="backing"><span class="n-quotes">${plural(t.cards.length, "quote")}</span> · <span class="n-interviews">${plural(t.interviews, "interview")}</span> · <span class="n-people">${plural(t.people, "person").replace("persons", "people")}</span></p>
     ${t.cards.map((c) => `<figure class="quote card ${speakerClass(c.colour)}" data-key="${esc(c.key)}" data-stem="${esc(c.stem)}" data-start="${c.start}" data-end="${c.end}">
       <blockquote>${esc(c.quote)}</blockquote>
@@ -47,8 +53,19 @@ function drawThemes(board) {
   view.querySelectorAll(".theme .move select").forEach((select) => select.addEventListener("change", () => {
     if (select.value) moveCard(select.closest("[data-key]").dataset.key, select.value, select);
   }));
+  const make = view.querySelector(".make-report");
+  const ticking = () => { make.disabled = !view.querySelector(".theme .for-report:checked"); };
+  view.querySelectorAll(".theme .for-report").forEach((box) => box.addEventListener("change", ticking));
+  ticking();
   wireDragging();
   wirePlayButtons();
+}
+
+// A theme as a report's source: the tag it stands for (a board grouped by tag; its highlights are
+// then those with the tag when the report is read), else its highlights as the board shows them.
+function sourceOf(t) {
+  const tag = t.tag && t.cards.every((c) => c.tags.some((x) => x.toLowerCase() === t.tag.toLowerCase()));
+  return tag ? { kind: "tag", name: t.tag } : { kind: "theme", name: t.name, highlights: t.cards.map((c) => c.key) };
 }
 
 // Or drag a quote onto another theme.

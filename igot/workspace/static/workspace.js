@@ -8,6 +8,7 @@ import { showGlossary } from "./glossary.js";
 import { showInterview, listenToKeys } from "./interview.js";
 import { showLibrary } from "./library.js";
 import { phraseAt, stopPlayer } from "./playback.js";
+import { showReport, showReports } from "./report.js";
 import { listenToReviewKeys } from "./review.js";
 import { listenToSearchBox, showSearch } from "./search.js";
 import { showShared } from "./shared.js";
@@ -26,6 +27,8 @@ const VIEWS = new Map([
   ["ask", (parts, params) => showAsk(params)],
   ["themes", (parts, params) => showThemes(params)],
   ["glossary", () => showGlossary()],
+  ["reports", () => showReports()],
+  ["report", (parts) => showReport(parts[1])],
   ["activity", () => showActivity()],  // a team's server only (team.js)
   ["shared", () => showShared()],  // links for people outside the team (a team's server only)
 ]);
@@ -45,6 +48,7 @@ function route() {
   if (parts[0] !== "search") document.getElementById("q").value = "";
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active",
     (a.dataset.nav === "tags" && (parts[0] === "tags" || parts[0] === "tag")) || (a.dataset.nav === "library" && !parts.length)
+    || (a.dataset.nav === "reports" && parts[0] === "report")
     || a.dataset.nav === parts[0]));
   const show = VIEWS.has(parts[0]) ? VIEWS.get(parts[0])(parts, params) : showLibrary(false);
   return show.catch((err) => {
