@@ -1,6 +1,6 @@
 """Links for people outside the team, against a real team server over HTTPS (httpx): someone with
-no account opens the shared highlight (its page, its clip seekable, its still, its player page) and
-nothing else; a wrong, revoked, expired or switched-off link answers one same "gone" page; only the
+no account opens the shared highlight (its page, its clip seekable, its still, its player page), a
+tag's reel and a report, and nothing else; a wrong, revoked, expired or switched-off link answers one same "gone" page; only the
 roles the admin allows make links; the key is in no log, no listing, no activity, no file."""
 
 from __future__ import annotations
@@ -172,6 +172,28 @@ def test_someone_with_no_account_opens_the_shared_highlight_and_nothing_else(tmp
         keys.append(reel_key)
         reel_page = stranger.get(f"/s/{reel_key}").text
         assert "pricing: 3 highlights from 2 interviews" in reel_page and "Interview with Bruno" in reel_page
+        # A report of two findings, its highlights from both interviews, each quote with its own clip.
+        made_report = rui.c.post("/api/reports", json={"title": "Pricing blocks small teams",
+                                                       "sources": [{"kind": "tag", "name": "pricing"}]}).json()
+        bruno_h = [h for h in rui.c.get("/api/interviews/bruno").json()["highlights"]][0]["id"]
+        saved = rui.c.put(f"/api/reports/{made_report['id']}", json={"version": made_report["version"], "findings": [
+            {"text": "The price is the first thing they raise.", "highlights": [{"stem": "joana", "highlight": shared},
+                                                                                {"stem": "bruno", "highlight": bruno_h}]},
+            {"text": "Onboarding takes too long.", "highlights": [{"stem": "joana", "highlight": other}]}]})
+        assert saved.status_code == 200, saved.text
+        report = rui.share(kind="report", report=made_report["id"], hide_interview=True)
+        assert report.status_code == 201, report.text
+        report_key = key_of(report.json()["link"])
+        keys.append(report_key)
+        report_page = stranger.get(f"/s/{report_key}").text
+        for text in ("Pricing blocks small teams", "The price is the first thing they raise.", "Onboarding takes too long.",
+                     "How much would you pay for", "the onboarding took me a whole week"):
+            assert text in report_page, text
+        assert "Interview with" not in report_page and report_page.count("<video") == 3
+        third = stranger.get(f"/s/{report_key}/clip/2")
+        assert third.status_code == 200 and third.headers["content-type"] == "video/mp4"
+        assert stranger.get(f"/s/{report_key}/clip/3").status_code == 404
+        assert rui.share(kind="report", report="nosuchreport").status_code == 404
         assert rui.share(kind="highlight", stem="joana", highlight="nosuch").status_code == 404
         assert rui.share(kind="library").status_code == 400
 

@@ -16,7 +16,7 @@ from html import escape
 from typing import Callable, Optional
 
 from igot.errors import IgotError
-from igot.outputs import highlights
+from igot.outputs import highlights, reports
 from igot.outputs.store import Library
 from igot.team import shares
 from igot.text import clean_text, format_clock, typed_line
@@ -155,6 +155,36 @@ def reel_shown(lib: Library, target: Target) -> Shown:
                  0 if parts else None, still)
 
 
+@kind(shares.REPORT)
+def report_shown(lib: Library, target: Target) -> Shown:
+    """A report: its title, each finding with the highlights behind it, each with its clip (a
+    highlight deleted since is left out)."""
+    found = reports.resolved(lib, lib.report(target.thing).report)
+    sections, clips, opened, still = [], [], {}, None
+    for finding in found.findings:
+        quotes = []
+        for q in finding.quotes:
+            if q.removed:
+                continue
+            if q.stem not in opened:
+                t = lib.open(q.stem).transcript
+                opened[q.stem] = (t, media_file(t, lib.folder))
+            t, media = opened[q.stem]
+            h = highlights.find(t, q.highlight)
+            who = speaker_shown(t, t.highlight_speaker(h), target.hide_names)
+            interview = interview_shown(t, q.stem, target.hide_interview)
+            clip = None
+            if media is not None:
+                part = Part(media, h.start, h.end, is_video(media), clip_title(who, interview, h.start))
+                clip, still = len(clips), still or (part if part.video else None)
+                clips.append([part])
+            quotes.append(Quote(typed_line(q.quote), who, interview, h.start, clip))
+        sections.append(Section("", typed_line(finding.text), quotes))
+    title = typed_line(found.report.title) or "A report"
+    first = next((s.text for s in sections if s.text), "") or next((q.text for s in sections for q in s.quotes), "")
+    return Shown(title, shorter(first), sections, clips, None, still)
+
+
 def shorter(text: str, n: int = QUOTE_LINE) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
@@ -219,14 +249,14 @@ def page(what: Shown, base: str) -> str:
     body = []
     if what.video is not None:
         body.append(video(f"{base}/clip", what.still is not None and f"{base}/still.jpg"))
-    many = sum(len(s.quotes) for s in what.sections) > 1
+    many = sum(len(s.quotes) for s in what.sections) > 1 or len(what.sections) > 1 or any(s.text for s in what.sections)
     if many:
         body.append(f"<h1>{escape(what.title)}</h1>")
     for section in what.sections:
         if section.heading:
             body.append(f"<h2>{escape(section.heading)}</h2>")
-        if section.text:
-            body.append(f"<p>{escape(section.text)}</p>")
+        if section.text:  # a report's finding
+            body.append(f'<h2 class="finding">{escape(section.text)}</h2>')
         items = [quote_html(q, base) for q in section.quotes]
         body.append(f"<ol>{''.join(f'<li>{i}</li>' for i in items)}</ol>" if many else "".join(items))
     body.append("<footer>Shared from iGot by the team that made this research. The link may be revoked at any time.</footer>")

@@ -50,7 +50,9 @@ async function openShare(button, what) {
 
 function formHtml(what) {
   const thing = what.kind === "reel" ? `the reel of every highlight tagged “${esc(what.tag)}”`
+    : what.kind === "report" ? `the report “${esc(what.title || "")}” as last saved: its findings and their quotes`
     : `“${esc(String(what.quote || "").slice(0, 140))}${String(what.quote || "").length > 140 ? "…" : ""}”`;
+  const many = what.kind !== "highlight";
   return `<form class="share-form" autocomplete="off">
     <h3>Share with anyone who has the link</h3>
     <p class="share-what">${thing}</p>
@@ -58,8 +60,8 @@ function formHtml(what) {
     <label class="check"><input type="checkbox" name="hide_interview"> Hide the interview's name</label>
     <label>Link ends <select name="days"><option value="">never</option><option value="1">in 1 day</option>
       <option value="7">in 7 days</option><option value="30">in 30 days</option></select></label>
-    <p class="hint">Whoever opens it sees the quote${what.kind === "reel" ? "s" : ""}, who said ${what.kind === "reel" ? "them" : "it"},
-      the interview's name and the clip: nothing else of the library. Revoke it any time in <a href="#/shared">Shared</a>.</p>
+    <p class="hint">Whoever opens it sees ${what.kind === "report" ? "the title, the findings, " : ""}the quote${many ? "s" : ""},
+      who said ${many ? "them" : "it"}, the interview's name and the clip${many ? "s" : ""}: nothing else of the library. Revoke it any time in <a href="#/shared">Shared</a>.</p>
     <p class="form-error" role="alert"></p>
     <div class="buttons"><button type="submit" class="primary">Make link</button><button type="button" class="cancel">Cancel</button></div>
   </form>`;

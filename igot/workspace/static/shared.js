@@ -24,7 +24,7 @@ export async function showShared() {
 
 function what(s) {
   const href = s.kind === "highlight" ? `#/interview/${encodeURIComponent(s.stem)}`
-    : s.kind === "reel" ? `#/tag/${encodeURIComponent(s.thing)}` : "";
+    : s.kind === "reel" ? `#/tag/${encodeURIComponent(s.thing)}` : s.kind === "report" ? `#/report/${encodeURIComponent(s.thing)}` : "";
   const label = s.kind === "highlight" ? `“${s.title}”` : s.title;
   const hidden = [s.hide_names && "names hidden", s.hide_interview && "interview hidden"].filter(Boolean).join(", ");
   return `<span class="shared-kind">${esc(s.kind)}</span> ${href ? `<a href="${esc(href)}">${esc(label)}</a>` : esc(label)}${
@@ -47,11 +47,11 @@ function draw(got) {
       <td class="shared-state">${esc(STATES[s.state] || s.state)}</td>
       <td>${s.state !== "revoked" && s.may_revoke ? `<button type="button" class="revoke">Revoke</button>` : ""}</td></tr>`).join("");
   view.innerHTML = `<div class="page shared"><h1>Shared links</h1>
-    <p class="meta">Links anyone can open without an account: each shows one highlight or reel (its quotes, who said them,
+    <p class="meta">Links anyone can open without an account: each shows one highlight, reel or report (its quotes, who said them,
       the interview's name and the clip) and nothing else. A link is shown once, when it is made; Revoke stops it at once.</p>
     ${got.settings.public ? "" : `<p class="stale">Public links are switched off: every link below answers as gone.</p>`}
     ${rows ? `<table class="shared-list"><thead><tr><th>What</th><th>By</th><th>Made</th><th>Ends</th><th>Opened</th><th>State</th><th></th></tr></thead>
-      <tbody>${rows}</tbody></table>` : `<p class="empty">No link yet: “Share” beside a highlight or on a tag's reel makes one.</p>`}
+      <tbody>${rows}</tbody></table>` : `<p class="empty">No link yet: “Share” beside a highlight, on a tag's reel or on a report makes one.</p>`}
     ${admin ? settingsHtml(got.settings) : ""}</div>`;
   view.querySelectorAll(".shared-item .revoke").forEach((b) => b.addEventListener("click", () => revoke(b)));
   if (admin) wireSettings();
