@@ -71,15 +71,19 @@ def highlight(client, stem="joana", **extra):
 
 def test_every_route_declares_what_it_needs_and_an_undeclared_one_is_not_built(app, folder):
     routes = access.api_routes(app.routes)
-    assert len(routes) > 40 and all(access.declared(r) in (*roles.NEEDS, roles.PUBLIC, roles.WORKER) for r in routes)
+    assert len(routes) > 40 and all(access.declared(r) in (*roles.NEEDS, roles.SHARE, roles.PUBLIC, roles.WORKER) for r in routes)
     # A worker's need is the worker's routes', and theirs only (a worker's token reaches nothing else).
     assert {r.path for r in routes if access.declared(r) == roles.WORKER} == {
         "/api/worker/take", "/api/worker/jobs/{job_id}/recording", "/api/worker/jobs/{job_id}/progress",
         "/api/worker/jobs/{job_id}/result", "/api/worker/jobs/{job_id}/failed", "/api/worker/jobs/{job_id}/stages",
         "/api/worker/jobs/{job_id}/stages/{name}"}
-    writes = {(m, r.path): access.declared(r) for r in routes for m in r.methods if m != "GET"}
+    writes = {(m, r.path): access.declared(r) for r in routes for m in r.methods if m not in ("GET", "HEAD")}
     public = {k for k, need in writes.items() if need == roles.PUBLIC}
     assert public == {("POST", "/api/session"), ("POST", "/api/invites/{token}")}
+    # What a link shared outside the team answers, with no session: read only, under /s/ only.
+    shared = {r.path for r in routes if r.path.startswith("/s/")}
+    assert shared == {"/s/{key}", "/s/{key}/embed", "/s/{key}/clip", "/s/{key}/clip/{n}", "/s/{key}/still.jpg"}
+    assert all(access.declared(r) == roles.PUBLIC and r.methods == {"GET", "HEAD"} for r in routes if r.path in shared)
 
     from fastapi import APIRouter
 

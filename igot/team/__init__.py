@@ -5,5 +5,6 @@ Everything lives in one SQLite database in the library's own folder (LIB/.igot/t
 the team travels with the library and the web routes only ask this package: `db` opens it (every
 write through one door), `people` invites and signs people in, `throttle` slows down guessing,
 `sessions` keeps them signed in, `roles` says who may do what, `activity` and `comments` are the
-team's feed and threads, `cli` is `igot people`. It imports only igot.errors and igot.runtime.
+team's feed and threads, `shares` the links for people outside the team, `cli` is `igot people`.
+It imports only igot.errors and igot.runtime.
 """

@@ -37,13 +37,16 @@ SPLIT = "split a phrase"
 JOINED = "joined phrases"
 REVIEWED = "reviewed"
 SUMMARISED = "wrote the summary again"
+SHARED = "shared a public link"  # igot.team.shares: what it shows, never its key
+REVOKED_SHARE = "revoked a public link"
 MADE_REPORT = "made a report"
 CHANGED_REPORT = "changed a report"
 DELETED_REPORT = "deleted a report"
 SENT_REPORT = "sent a report to Google Drive"
 KINDS = (HIGHLIGHTED, TAGGED, NOTED, DELETED_HIGHLIGHT, CORRECTED, NAMED_SPEAKERS, COMMENTED, DELETED_COMMENT,
          ADDED_INTERVIEW, DELETED_INTERVIEW, RENAMED_TAG, CHANGED_GLOSSARY, CHANGED_THEMES, CHANGED_SUMMARY_PROMPT, UNDID,
-         GAVE_SPEAKER, SPLIT, JOINED, REVIEWED, SUMMARISED, MADE_REPORT, CHANGED_REPORT, DELETED_REPORT, SENT_REPORT)
+         GAVE_SPEAKER, SPLIT, JOINED, REVIEWED, SUMMARISED, SHARED, REVOKED_SHARE, MADE_REPORT, CHANGED_REPORT,
+         DELETED_REPORT, SENT_REPORT)
 
 MAX_TEXT = 500  # the feed shows a line, not the whole change
 MAX_LIMIT = 1000

@@ -34,7 +34,7 @@ from igot.runtime.files import STATE, check_no_link
 
 NAME = "team.sqlite3"
 COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside the database
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_MS = 10_000  # how long a write waits for another process's write
 DEFAULT_ADDRESS = "http://127.0.0.1:8443"  # igot serve --team on this computer (igot.workspace.team_server.DEFAULT_PORT)
 
@@ -126,7 +126,27 @@ SCHEMA_2 = [
         updated REAL NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id)",
 ]
-MIGRATIONS = {1: SCHEMA, 2: SCHEMA_2}  # the statements that bring a database to each version
+# Version 3 (issue 52): links for people outside the team (igot.team.shares). Only the key's
+# sha256 is kept: a copy of the database opens no link.
+SCHEMA_3 = [
+    """CREATE TABLE IF NOT EXISTS shares (
+        id TEXT PRIMARY KEY,
+        key_hash TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        stem TEXT NOT NULL DEFAULT '',
+        thing TEXT NOT NULL DEFAULT '',
+        title TEXT NOT NULL DEFAULT '',
+        hide_names INTEGER NOT NULL DEFAULT 0,
+        hide_interview INTEGER NOT NULL DEFAULT 0,
+        made_by INTEGER REFERENCES people(id),
+        made REAL NOT NULL,
+        expires REAL,
+        revoked REAL,
+        opened INTEGER NOT NULL DEFAULT 0,
+        last_opened REAL)""",
+    "CREATE INDEX IF NOT EXISTS shares_made ON shares(made)",
+]
+MIGRATIONS = {1: SCHEMA, 2: SCHEMA_2, 3: SCHEMA_3}  # the statements that bring a database to each version
 
 
 class TeamDB:

@@ -1,4 +1,4 @@
-"""Who may do what: three roles, four needs.
+"""Who may do what: three roles, four needs (and sharing, which the team sets).
 
 A viewer reads, plays, searches, asks and comments; a researcher also changes the interviews
 (highlights, tags, corrections, speaker names, adding interviews, glossary, themes, the summary
@@ -18,6 +18,9 @@ COMMENT = "comment"
 WRITE = "write"  # highlights, tags, corrections, speaker names, adding interviews, glossary, themes, summary prompt
 MANAGE = "manage"  # people, workers, deletes
 NEEDS = (READ, COMMENT, WRITE, MANAGE)
+# Make a link for people outside the team (igot.team.shares): which roles may is the team's own
+# setting in its database (default researchers and admins), so it is checked there, not in ALLOWED.
+SHARE = "share"
 # What only a worker may ask (igot.team.jobs: a computer let in with `igot workers add`, proving
 # itself with its bearer token): no person's role has it, so a session never reaches the worker's
 # routes, and a worker's token reaches nothing else.
@@ -27,7 +30,7 @@ PUBLIC = "public"  # what anyone may ask, signed in or not: the sign-in and invi
 # What each need lets a person do, in the words a refusal uses.
 WHAT = {READ: "read the interviews", COMMENT: "comment on highlights",
         WRITE: "change the interviews (highlights, tags, corrections, speakers' names, the glossary, themes)",
-        MANAGE: "manage the team's people and workers"}
+        MANAGE: "manage the team's people and workers", SHARE: "make links for people outside the team"}
 
 ALLOWED = {
     VIEWER: frozenset({READ, COMMENT}),

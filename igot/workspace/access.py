@@ -69,12 +69,17 @@ class Need:
         session = getattr(request.state, "session", None)
         if session is None:
             raise SignInNeeded("You are not signed in (or your session ended).", "Sign in again.")
+        if self.need == roles.SHARE:  # who may is the team's setting, kept in its database
+            from igot.team import shares
+
+            shares.refuse_unless_may_share(request.app.state.team.db, session.person.role)
+            return
         roles.require(session.person.role, self.need)
 
 
 def need(what: str):
     """The dependency a route declares: `@router.post(..., dependencies=[need(WRITE)])`."""
-    if what not in (*roles.NEEDS, roles.PUBLIC, roles.WORKER):
+    if what not in (*roles.NEEDS, roles.SHARE, roles.PUBLIC, roles.WORKER):
         raise ValueError(f"unknown need {what!r}")
     return Depends(Need(what))
 

@@ -1,14 +1,21 @@
 """Clips: a highlight, or every highlight of a tag as one reel, as an MP4 made with ffmpeg from the
 interview's recording on this computer. Each clip opens titled with who said it, in which
 interview and when (drawn on the picture, and in the file's title); a recording with no picture
-gets a plain background to carry the title.
+gets a plain background to carry the title. A clip carries no other metadata of the recording
+(-map_metadata -1): a clip shared outside the team says only what its title says.
 
 A clip is made in a temp folder of its own (made_clip) that the caller removes once the file is sent
-(remove_clip); at most JOBS clips are made at a time, the rest wait their turn."""
+(remove_clip); at most JOBS clips are made at a time, the rest wait their turn. A link shared
+outside the team (igot.workspace.public) keeps its clip (kept_clip) and its still (kept_still) in
+the library's own folder, made once and again only when what they show changed."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -22,7 +29,8 @@ from igot.media import audio
 from igot.outputs import highlights
 from igot.text import clean_text, format_clock, typed_line
 from igot.outputs.store import Library
-from igot.runtime.files import remove_tree
+from igot.runtime.changes import NOFOLLOW, own_folder
+from igot.runtime.files import STATE, remove_tree
 from igot.workspace.interviews import is_video, media_file
 from igot.workspace.tags import quotes as tag_quotes
 
@@ -97,7 +105,8 @@ def _encode(part: Part, out: Path, work: Path, titled: bool = True) -> None:
     command = [_ffmpeg(), "-v", "error", "-y", *inputs, "-filter_complex", picture, "-map", "[v]", "-map", sound,
                "-t", f"{length:.3f}", "-c:v", "libx264", "-preset", "veryfast", "-crf", "26",
                "-c:a", "aac", "-b:a", "128k", "-ar", "48000", "-ac", "2", "-shortest",
-               "-metadata", f"title={typed}", "-movflags", "+faststart", out.name]
+               "-map_metadata", "-1", "-map_chapters", "-1", "-metadata", f"title={typed}", "-movflags", "+faststart",
+               out.name]
     done = subprocess.run(command, capture_output=True, text=True, cwd=work)
     if done.returncode != 0:
         if titled and "drawtext" in done.stderr:  # an ffmpeg built without its text filter: the file's title only
@@ -191,3 +200,110 @@ def tag_parts(lib: Library, tag: str) -> list[Part]:
         if isinstance(found, Path):
             parts.append(Part(found, q.start, q.end, is_video(found), title_of(q.speaker, q.interview, q.start)))
     return parts
+
+
+# --- kept clips: a shared link's, made once -----------------------------------------------------------
+KEPT = "shared"  # LIB/.igot/shared: each link's clip and still, named by the link's public id (never its key)
+STILL_WIDTH = 1200  # what chat tools show best (1200 x 630 and the like)
+_making: dict[str, threading.Lock] = {}
+_making_guard = threading.Lock()
+
+
+def kept_folder(folder: Path) -> Path:
+    """LIB/.igot/shared, made when missing, reached through no link."""
+    return own_folder(Path(folder) / STATE / KEPT, Path(folder))
+
+
+def fingerprint(parts: Sequence[Part], extra: str = "") -> str:
+    """What a clip shows (each recording as it is now, the times, the titles): a kept file made
+    from another is made again."""
+    seen = []
+    for p in parts:
+        st = os.stat(p.media)
+        seen.append([str(p.media), st.st_size, st.st_mtime_ns, round(p.start, 3), round(p.end, 3), p.video, p.title])
+    return hashlib.sha256(json.dumps([seen, extra]).encode()).hexdigest()[:20]
+
+
+def _one_at_a_time(name: str) -> threading.Lock:
+    with _making_guard:
+        return _making.setdefault(name, threading.Lock())
+
+
+def _kept(folder: Path, name: str) -> Path | None:
+    """The kept file `name`, when it is a plain file there (a link or anything else is not ours)."""
+    path = kept_folder(folder) / name
+    try:
+        return path if stat.S_ISREG(os.lstat(path).st_mode) else None
+    except OSError:
+        return None
+
+
+def _keep(made: Path, folder: Path, name: str, owner: str) -> Path:
+    """`made` copied into the kept folder as `name` whole or not at all (a temp file beside it, on
+    disk, renamed into place; never through a link), and the files kept before for `owner` removed."""
+    where = kept_folder(folder)
+    temp = where / f".{name}.{os.urandom(4).hex()}.tmp"
+    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(handle, "wb") as out, open(made, "rb") as source:
+            shutil.copyfileobj(source, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, where / name)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    forget_kept(folder, owner, keep=name)
+    return where / name
+
+
+def forget_kept(folder: Path, owner: str, keep: str = "") -> None:
+    """The files kept for `owner` ("ID-clip0"; a link's public id alone: all of its files) removed, but `keep`."""
+    where = Path(folder) / STATE / KEPT
+    if not where.is_dir() or where.is_symlink():
+        return
+    for path in where.glob(f"{owner}-*"):
+        if path.name != keep and not path.is_symlink() and path.is_file():
+            path.unlink(missing_ok=True)
+
+
+def kept_clip(folder: Path, owner: str, parts: Sequence[Part], title: str = "") -> Path:
+    """The clip of `parts`, made once and kept in LIB/.igot/shared as `owner`-... (a link's public
+    id and which of its clips: "ID-clip0") until what it shows changes."""
+    if not parts:
+        raise IgotError("No highlight to make a clip of has its recording on this computer.",
+                        "Clips are cut from local recordings (a file, an upload or a Drive file), not from YouTube or Vimeo.")
+    name = f"{owner}-{fingerprint(parts, title)}.mp4"
+    with _one_at_a_time(name):
+        found = _kept(folder, name)
+        if found is not None:
+            return found
+        made = made_clip(parts, title)
+        try:
+            return _keep(made, folder, name, owner)
+        finally:
+            remove_clip(made)
+
+
+def kept_still(folder: Path, owner: str, part: Part) -> Path:
+    """A frame of a video recording at the middle of `part`, as a JPEG STILL_WIDTH wide, kept like a clip."""
+    if not part.video:
+        raise IgotError("A recording with no picture has no still.", "")
+    name = f"{owner}-{fingerprint([part], 'still')}.jpg"
+    with _one_at_a_time(name):
+        found = _kept(folder, name)
+        if found is not None:
+            return found
+        with _jobs:
+            work = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+            try:
+                at = max(0.0, (part.start + part.end) / 2)
+                done = subprocess.run([_ffmpeg(), "-v", "error", "-y", "-ss", f"{at:.3f}", *audio.input_args(Path(part.media).absolute()),
+                                       "-frames:v", "1", "-vf", f"scale={STILL_WIDTH}:-2", "-map_metadata", "-1", "-q:v", "4",
+                                       "still.jpg"], capture_output=True, text=True, cwd=work)
+                if done.returncode != 0 or not (work / "still.jpg").is_file():
+                    raise IgotError(f"ffmpeg could not take a still from {part.media.name}: {done.stderr.strip()[-300:]}",
+                                    "Check that the recording plays.")
+                return _keep(work / "still.jpg", folder, name, owner)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)

@@ -42,9 +42,11 @@ from igot.workspace.team_queue import TeamQueue
 from igot.workspace.routes import glossary as glossary_routes
 from igot.workspace.routes import interviews as interview_routes
 from igot.workspace.routes import library as library_routes
+from igot.workspace.routes import public as public_routes
 from igot.workspace.routes import queue as queue_routes
 from igot.workspace.routes import workers as worker_routes
 from igot.workspace.routes import questions as question_routes
+from igot.workspace.routes import shares as share_routes
 from igot.workspace.routes import reports as report_routes
 from igot.workspace.routes import team as team_routes
 from igot.workspace.routes.common import MAX_BODY, Context, error
@@ -76,7 +78,7 @@ PAGES = {"index.html", "workspace.css",
          "selection.js", "question.js", "library.js", "interview.js", "tag.js", "search.js", "ask.js", "themes.js",
          "corrections.js", "phrasefix.js", "speakers.js", "summary.js", "glossary.js", "review.js",
          "add.js", "signin.html", "signin.js", "team.js", "activity.js", "comments.js",
-         "links.js", "report.js"}
+         "links.js", "report.js", "share.js", "shared.js", "share.css"}
 # Where the page may load scripts and frames from: itself, and the YouTube and Vimeo players.
 PLAYERS = "https://www.youtube.com https://s.ytimg.com https://player.vimeo.com"
 FRAMES = "https://www.youtube.com https://www.youtube-nocookie.com https://player.vimeo.com"
@@ -138,10 +140,11 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         response = await call_next(request)
         if time.perf_counter() - began > SETTLE_AFTER:
             gc.freeze()  # only cycles alive right now stay uncollected: few, and gone with the process
-        response.headers["Content-Security-Policy"] = FILES_POLICY if path.startswith("/files/") else policy
+        if team is None or not path.startswith(public_routes.PREFIX):  # a shared link's answers carry their own
+            response.headers["Content-Security-Policy"] = FILES_POLICY if path.startswith("/files/") else policy
+            response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer" if team is not None else "strict-origin-when-cross-origin"
-        response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
         response.headers.setdefault("Cache-Control", "no-store")
         if team is not None and team.origin.startswith("https:"):
             response.headers["Strict-Transport-Security"] = "max-age=31536000"  # never again over plain HTTP
@@ -171,6 +174,8 @@ def create_app(lib: Library, door: Door, frame_ancestors: Sequence[str] = (), mo
         app.include_router(module.router(ctx))
     if team is not None:
         app.include_router(team_routes.router(ctx, page_file))
+        app.include_router(share_routes.router(ctx))  # links for people outside the team
+        app.include_router(public_routes.router(ctx))  # and those links, opened with no account
         if isinstance(queue, TeamQueue):  # the team's queue in its database: workers take its jobs
             app.include_router(worker_routes.router(ctx))
     undeclared = [f"{sorted(r.methods)} {r.path}" for r in api_routes(app.routes) if declared(r) is None]

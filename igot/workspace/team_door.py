@@ -5,7 +5,9 @@ before any route runs.
   rebinding, is refused) and Origin, when sent, the team's own page.
 - A page of another site may only open the workspace by a link (a GET navigation); anything
   else it makes the browser send (a form post, an <img>, a fetch) is refused by Sec-Fetch-Site.
-- Everything but the sign-in pages and the page code needs a session: a cookie scripts cannot
+- A link shared with people outside the team (/s/KEY...) is read by anyone, from anywhere, with
+  no session: only what its key opens is reachable there (igot.workspace.routes.public).
+- Everything else but the sign-in pages and the page code needs a session: a cookie scripts cannot
   read (HttpOnly), sent only over HTTPS (Secure) and not with requests other sites start
   (SameSite=Lax), whose value only the database's hash of it knows (igot.team.sessions).
 - A change (POST, PUT, PATCH, DELETE) must also carry the session's own token, which the server
@@ -52,6 +54,10 @@ def landing(route: Optional[str]) -> str:
     else "/". Only ever this server's own page: never another site (an absolute URL, //host), a
     script (javascript:) or a header (a line break)."""
     return f"/#{route}" if isinstance(route, str) and LANDING.fullmatch(route) else "/"
+# A link shared with people outside the team (igot.workspace.routes.public): read (GET, HEAD) by
+# anyone, from anywhere (a chat tool's preview, another site's frame), with no session looked up;
+# what it answers is only what its key opens.
+SHARED_LINKS = "/s/"
 
 
 def bearer(request: Request) -> str:
@@ -84,6 +90,10 @@ def refusal(team: Team, request: Request) -> Optional[Response]:
         return None
     if origin is not None and origin.rstrip("/").lower() not in team.origins():
         return PlainTextResponse(f"Refused: a page from {origin!r} may not use this iGot server.\n", status_code=403)
+    if path.startswith(SHARED_LINKS):
+        if method not in ("GET", "HEAD"):
+            return PlainTextResponse("Refused: a shared link is only read.\n", status_code=405)
+        return None
     navigation = method in ("GET", "HEAD") and request.headers.get("sec-fetch-mode") == "navigate" \
         and (path in OPENED_BY_LINK or path.startswith(INVITE_PAGE))
     if request.headers.get("sec-fetch-site") == "cross-site" and not navigation:

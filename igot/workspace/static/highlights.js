@@ -6,6 +6,7 @@ import { api, withToken } from "./api.js";
 import { commentsHtml, keepFocus, wireComments } from "./comments.js";
 import { copyLinkButton } from "./links.js";
 import { goTo, phraseAt } from "./playback.js";
+import { shareButton } from "./share.js";
 import { reload, state } from "./state.js";
 import { clock, closePopover, esc, place, speakerClass, toast, view } from "./ui.js";
 
@@ -50,7 +51,8 @@ export function renderHighlights() {
       <button type="button" class="quote-link" title="Play from here">“${esc(h.quote.length > 160 ? h.quote.slice(0, 157) + "…" : h.quote)}”</button>
       <div class="hl-by">${h.speaker ? `<span class="who">${esc(h.speaker)}</span> · ` : ""}${clock(h.start)}${h.by ? ` · <span class="hl-maker" title="Highlighted by ${esc(h.by)}">by ${esc(h.by)}</span>` : ""}
       ${copyLinkButton(`#/interview/${encodeURIComponent(data.stem)}?h=${encodeURIComponent(h.id)}`, "this highlight")}<button type="button" class="link edit">Edit</button><button type="button" class="link delete">Delete</button>${
-        local ? `<a class="link clip" href="${withToken(`api/interviews/${encodeURIComponent(data.stem)}/highlights/${encodeURIComponent(h.id)}/clip`)}" download title="An MP4 of this highlight, titled">Clip</a>` : ""}</div>
+        local ? `<a class="link clip" href="${withToken(`api/interviews/${encodeURIComponent(data.stem)}/highlights/${encodeURIComponent(h.id)}/clip`)}" download title="An MP4 of this highlight, titled">Clip</a>` : ""}${
+        shareButton({ kind: "highlight", stem: data.stem, highlight: h.id, quote: h.quote })}</div>
       ${h.note ? `<p class="note">${esc(h.note)}</p>` : ""}${commentsHtml(h.id)}</li>`).join("")
     : `<li class="empty">Select words or phrases in the transcript to highlight them.</li>`;
   list.querySelectorAll(".hl-item").forEach((li) => {

@@ -5,6 +5,7 @@
 // "Make a report" (from a tag's page, the Themes board) is makeReport() below.
 import { api, withToken } from "./api.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
+import { shareButton } from "./share.js";
 import { state } from "./state.js";
 import { clock, esc, plural, setColours, speakerClass, toast, view } from "./ui.js";
 
@@ -70,6 +71,7 @@ function draw() {
       ${data.drive ? `<button type="button" class="button send-doc">${data.google_doc ? "Update the Google Doc" : "Send to Google Doc"}</button>` : ""}
       ${data.google_doc ? `<a href="${esc(data.google_doc.doc)}" target="_blank" rel="noopener">Open the Google Doc</a>` : ""}
       <button type="button" class="button copy-report-link" title="Copy this report's address for a teammate">Copy link</button>
+      ${shareButton({ kind: "report", report: data.id, title: draft.title }, "Share…", "button")}
       <button type="button" class="button delete-report">Delete…</button>
       <span class="unsaved" ${current.dirty ? "" : "hidden"}>Unsaved changes</span></p>
     <div class="stale-slot"></div>

@@ -5,6 +5,7 @@ import { renameForm } from "./library.js";
 import { copyLinkButton } from "./links.js";
 import { quotePane, wirePlayButtons } from "./pane.js";
 import { makeReport } from "./report.js";
+import { shareButton } from "./share.js";
 import { state } from "./state.js";
 import { clock, esc, plural, setColours, speakerClass, toast, view } from "./ui.js";
 
@@ -26,6 +27,7 @@ export async function showTag(tag) {
     <a class="button" href="${withToken(`api/tag/export?name=${enc}&format=csv`)}" download>Export CSV</a>
     <a class="button" href="${withToken(`api/tag/reel?name=${enc}`)}" download title="Every quote whose recording is on this computer, titled, one after the other">Reel (MP4)</a>
     ${copyLinkButton(`#/tag/${enc}`, "this tag's page")}
+    ${shareButton({ kind: "reel", tag }, "Share reel…", "button")}
     <span class="rename-slot"><button type="button" class="button rename-tag">Rename or merge…</button></span>
     <button type="button" class="button make-report">Make a report…</button></p>
     <div class="report-slot"></div>

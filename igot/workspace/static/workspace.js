@@ -11,6 +11,7 @@ import { phraseAt, stopPlayer } from "./playback.js";
 import { showReport, showReports } from "./report.js";
 import { listenToReviewKeys } from "./review.js";
 import { listenToSearchBox, showSearch } from "./search.js";
+import { showShared } from "./shared.js";
 import { setRouter, state } from "./state.js";
 import { showTag } from "./tag.js";
 import { startTeam } from "./team.js";
@@ -29,6 +30,7 @@ const VIEWS = new Map([
   ["reports", () => showReports()],
   ["report", (parts) => showReport(parts[1])],
   ["activity", () => showActivity()],  // a team's server only (team.js)
+  ["shared", () => showShared()],  // links for people outside the team (a team's server only)
 ]);
 
 function route() {
