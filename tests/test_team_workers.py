@@ -110,8 +110,8 @@ def test_a_jobs_options_travel_as_plain_values_without_the_computers_own():
                                 allow_local_links=True))
     assert "cookies" not in sent and "device" not in sent and "allow_local_links" not in sent
     made = options_from(sent, FAST.__class__(device="cpu", drive=False, progress=False))
-    assert (made.model, made.align, made.names, made.device, made.cookies, made.allow_local_links) == \
-        ("bundled:tiny.en", False, ["Ana", "Joana"], "cpu", None, False)
+    assert (made.model, made.word_timing, made.names, made.device, made.cookies, made.allow_local_links) == \
+        ("bundled:tiny.en", "engine", ["Ana", "Joana"], "cpu", None, False)
 
 
 def test_igot_workers_add_list_revoke(folder, capsys):
