@@ -10,8 +10,8 @@ has: where two words meet (the engine's words mostly touch) and a pause lies nea
 and between the two, the first word ends where the pause begins and the next starts where it ends;
 then a word's edge still in a pause is moved to the speech beside it (a start forward to where
 speech begins, an end back to where it stops). A word never grows past its neighbours, so the
-order stays as it is. Whether this is on by default is decided by
-benchmarks/word_timing.py on the dev data's check side (docs/findings.md, "engine word times").
+order stays as it is. Whether this is on by default was decided by benchmarks/word_timing.py on
+the dev data's check side (docs/findings.md, "Engine word times on a laptop").
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from igot.transcript import Transcript, Word
+from igot.asr.transcribe import speech_stretches
+from igot.transcript import Transcript
 
 Stretches = Sequence[tuple[float, float]]  # (start, end) seconds of speech, in order, apart
 
@@ -47,8 +48,6 @@ class MendOptions:
 
 def speech(audio: np.ndarray, options: MendOptions = MendOptions()) -> list[tuple[float, float]]:
     """The stretches of speech the engine's VAD hears in `audio` (16 kHz samples)."""
-    from igot.asr.transcribe import speech_stretches
-
     return speech_stretches(audio, options.min_silence_ms, options.pad_ms)
 
 
