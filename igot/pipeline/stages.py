@@ -178,8 +178,9 @@ def word_timing(ctx: RunContext, t: Transcript, wav: Path) -> Transcript:
 
 
 def engine_word_times(t: Transcript, wav: Path) -> Transcript:
-    """Whisper's own word times, mended at the pauses the VAD hears where mend.ON says (a pass of
-    the VAD: about 0.003 s a second of recording on 2 cores), and said in the transcript's info."""
+    """Whisper's own word times, mended at the pauses the VAD hears where mend.ON says (one more
+    pass of the VAD: 0.002 of the recording's length on 2 cores, benchmarks/word_timing.py), and
+    said in the transcript's info."""
     if not mend.ON:
         return replace(t, info={**t.info, "word_timing": "engine"})
     options = mend.MendOptions()
