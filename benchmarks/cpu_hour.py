@@ -385,7 +385,7 @@ def main() -> None:
           f"{torch.get_num_threads()} threads, CTranslate2 with {os.environ.get('OMP_NUM_THREADS', 4)}", flush=True)
     paths = model_paths(args)
     options = RunOptions(language=args.language, device="cpu", model=str(paths["whisper"]), progress=False,
-                         align=paths["aligner"] is not None, align_model=paths["aligner"] and str(paths["aligner"]),
+                         word_timing="precise" if paths["aligner"] is not None else "engine", align_model=paths["aligner"] and str(paths["aligner"]),
                          punctuation_model=str(paths["punctuator"]),
                          summary=paths["summary"] is not None, llm_model=paths["summary"] and str(paths["summary"]))
     meter = Meter()

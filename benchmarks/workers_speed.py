@@ -48,7 +48,7 @@ from igot.team import jobs  # noqa: E402
 from igot.team.db import team_db  # noqa: E402
 from igot.workspace import team_server  # noqa: E402
 
-SMALL = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, meaning=False,
+SMALL = RunOptions(model="bundled:tiny.en", language="en", word_timing="engine", punctuate=False, summary=False, meaning=False,
                    voices=False)
 RADIO = ROOT / "tests" / "data" / "recordings" / "pyaudioanalysis" / "diarizationExample.flac"
 

@@ -491,7 +491,7 @@ def demo(out: Path, device: str = "auto", force: bool = False, progress: bool = 
     # package: the offline demo keeps Whisper's times and punctuation, writes no summary and no meaning index.
     options = RunOptions(
         name="Demo: radio phone-in", language="en", model="bundled:tiny.en", video_url=DEMO_VIDEO_URL,
-        align=False, punctuate=False, summary=False, meaning=False, device=device, force=force, progress=progress,
+        word_timing="engine", punctuate=False, summary=False, meaning=False, device=device, force=force, progress=progress,
     )
     return run(str(DEMO_SAMPLE), out, options, models=models)
 

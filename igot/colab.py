@@ -192,7 +192,8 @@ def run_interview(source: str, name: str = "", language: str = "auto", model: st
     install_speaker_detection(speaker_detection)
     options = RunOptions(
         name=name.strip() or None, language=None if language in ("", "auto") else language,
-        engine=engine, model=model, speakers=speakers_count or None, align=word_timing, punctuate=punctuation,
+        engine=engine, model=model, speakers=speakers_count or None,
+        word_timing="precise" if word_timing else "engine", punctuate=punctuation,  # the form's box: "Exact word timing (wav2vec2)"
         diarizer=speaker_detection, summary=False,  # the notebook summarises after the speakers are named
     )
     result = run(source, out, options, models=Models(), log=print)

@@ -30,7 +30,7 @@ from tests.webserver import serve
 
 PORT = 8765
 # The small models that come with iGot, so a test makes an interview offline in seconds.
-FAST = RunOptions(model="bundled:tiny.en", align=False, punctuate=False, summary=False, meaning=False, voices=False)
+FAST = RunOptions(model="bundled:tiny.en", word_timing="engine", punctuate=False, summary=False, meaning=False, voices=False)
 
 
 def tree(path: Path) -> set[str]:

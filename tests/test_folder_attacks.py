@@ -31,7 +31,7 @@ from tests.test_library_store import CRASH, library_of, tagged
 REPO = Path(__file__).resolve().parent.parent
 DAYS_AGO = time.time() - 3 * 24 * 3600
 # The small models that come with iGot (as tests/test_add_interviews.py runs them).
-FAST = RunOptions(model="bundled:tiny.en", align=False, punctuate=False, summary=False, meaning=False, voices=False)
+FAST = RunOptions(model="bundled:tiny.en", word_timing="engine", punctuate=False, summary=False, meaning=False, voices=False)
 
 
 @pytest.fixture
@@ -231,7 +231,7 @@ def said(line):
         pathlib.Path(marker).touch()
         time.sleep(600)  # the server is killed here, mid-run
 
-options = RunOptions(model="bundled:tiny.en", align=False, punctuate=False, summary=False, meaning=False, voices=False)
+options = RunOptions(model="bundled:tiny.en", word_timing="engine", punctuate=False, summary=False, meaning=False, voices=False)
 queue = Queue(Library(folder), options, log=said)
 data = pathlib.Path(recording).read_bytes()
 [job] = queue.add({"files": [{"name": "sample.flac", "size": len(data)}], "language": "en", "speakers": 1})

@@ -35,7 +35,7 @@ def archive(devdata, models, tmp_path_factory) -> Path:
     """Three interviews in one output folder, as three `igot run`s leave it: a four-speaker radio
     phone-in with a video link and names, three speakers from a local file, and Portuguese."""
     out = tmp_path_factory.mktemp("archive")
-    common = dict(align=False, punctuate=False, summary=False, progress=False, voices=False)
+    common = dict(word_timing="engine", punctuate=False, summary=False, progress=False, voices=False)
     runs = [
         (devdata / "pyaudioanalysis/diarizationExample.flac",
          RunOptions(name="Radio phone-in", model="bundled:tiny.en", language="en", speakers=4, video_url=DEMO_VIDEO_URL,

@@ -276,7 +276,7 @@ def test_cancel_in_the_workspace_stops_a_download_within_seconds(media, tmp_path
     folder = tmp_path / "library"
     folder.mkdir()
     heard: list[str] = []
-    options = RunOptions(model="bundled:tiny.en", align=False, punctuate=False, summary=False, meaning=False, voices=False,
+    options = RunOptions(model="bundled:tiny.en", word_timing="engine", punctuate=False, summary=False, meaning=False, voices=False,
                          allow_local_links=True)
     with serve(media, heard=heard, endless=ENDLESS) as url:
         queue = Queue(Library(folder), options)

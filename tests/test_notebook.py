@@ -195,7 +195,7 @@ def test_notebook_runs_top_to_bottom(devdata, models, wav16k, tmp_path, monkeypa
     work = tmp_path / "session"
     work.mkdir()
     # An interview made earlier in this session, and one kept in Drive by an earlier session.
-    quick = dict(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False)
+    quick = dict(model="bundled:tiny.en", language="en", word_timing="engine", punctuate=False, summary=False, progress=False)
     run(str(devdata / "picovoice_falcon/test.flac"), work / "igot-output", RunOptions(name="Falcon test call", **quick),
         models=models, log=lambda m: None)
     # The host's first words on air (his reference turn), his name given: the library remembers him.

@@ -32,6 +32,10 @@ def test_the_stages_to_come_follow_the_options():
     def stages(options):
         return list(make_plan(options, gpus=[]).stages)
 
-    assert stages(RunOptions()) == ["transcription", "alignment", "punctuation", "diarization", "summary", "meaning"]
-    assert stages(RunOptions(align=False, summary=False, meaning=False)) == ["transcription", "punctuation", "diarization"]
+    # A laptop times the words with the engine (no wav2vec2 stage); a GPU, or precise asked for, aligns them.
+    assert stages(RunOptions()) == ["transcription", "punctuation", "diarization", "summary", "meaning"]
+    assert list(make_plan(RunOptions(), gpus=[15.0]).stages) == ["transcription", "alignment", "punctuation", "diarization",
+                                                                 "summary", "meaning"]
+    assert stages(RunOptions(word_timing="precise", summary=False, meaning=False)) == ["transcription", "alignment", "punctuation",
+                                                                                      "diarization"]
     assert set(stages(RunOptions())) <= set(CPU_PACE)

@@ -101,7 +101,7 @@ def test_the_run_measures_each_phrase(interview, models, tmp_path):
     """`igot run` on the two people, told there are two: the phrases long enough have a voice
     measure against both speakers, kept in the interview's JSON."""
     wav, _ = interview
-    result = run(str(wav), tmp_path / "out", RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False,
+    result = run(str(wav), tmp_path / "out", RunOptions(model="bundled:tiny.en", language="en", word_timing="engine", punctuate=False,
                                                          summary=False, progress=False, speakers=2), models=models)
     measured = [p for p in result.transcript.phrases if p.voices is not None]
     assert measured and all(set(p.voices) == {"S1", "S2"} for p in measured)

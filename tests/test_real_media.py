@@ -111,7 +111,7 @@ def test_an_upload_that_is_a_playlist_fails_in_the_workspace_and_no_interview_ho
     secret, hls, _ = secret_and_playlists(tmp_path, made)
     library = tmp_path / "library"
     library.mkdir()
-    fast = RunOptions(model="bundled:tiny.en", align=False, punctuate=False, summary=False, meaning=False, voices=False)
+    fast = RunOptions(model="bundled:tiny.en", word_timing="engine", punctuate=False, summary=False, meaning=False, voices=False)
     queue = Queue(Library(library), fast, log=lambda line: None)
     try:
         data = hls.read_bytes()  # 130-odd bytes named .mp3

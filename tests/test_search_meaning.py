@@ -273,7 +273,7 @@ def test_the_run_embeds_the_phrases_and_a_second_run_reuses_them(devdata, models
     from igot.pipeline import RunOptions, run
 
     out = tmp_path / "out"
-    options = RunOptions(name="JFK", model="bundled:tiny.en", language="en", speakers=1, align=False, punctuate=False,
+    options = RunOptions(name="JFK", model="bundled:tiny.en", language="en", speakers=1, word_timing="engine", punctuate=False,
                          summary=False, embedding_model=minilm_path(), progress=False, voices=False)
     said: list[str] = []
     result = run(str(devdata / "openai_whisper/jfk.flac"), out, options, models=models, log=said.append)

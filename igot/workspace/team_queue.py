@@ -158,6 +158,8 @@ def options_from(given: Any, base: RunOptions) -> RunOptions:
         raise IgotError("The job came without its options.", "Check that the worker runs the same iGot as the server.")
     known = {f.name for f in fields(RunOptions)} - LOCAL_OPTIONS
     chosen = {k: v for k, v in given.items() if k in known}
+    if given.get("align") is False and "word_timing" not in given:  # a job queued before word_timing: --no-align
+        chosen["word_timing"] = "engine"
     return replace(base, **chosen)
 
 
