@@ -217,11 +217,11 @@ def test_a_waiting_recording_is_dropped_and_a_running_one_stops_at_its_next_stag
 
 
 # --- one model pool for the queue, search and Ask (issue 41, point 2) ---------------------------------
-def test_the_queue_lets_go_of_the_runs_own_models_once_empty_and_keeps_those_of_search_and_ask(folder, door, lines):
+def test_the_queue_lets_go_of_the_runs_own_models_once_empty_a_while_and_keeps_those_of_search_and_ask(folder, door, lines):
     pool = Models(keep=True)
     for kind in ("whisper", "diarizer", "llm", "embedder"):  # as a run leaves them
         pool.get((kind, "its model", "cpu"), lambda kind=kind: f"the {kind}")
-    queue = Queue(Library(folder), FAST, log=lines.append, models=pool)
+    queue = Queue(Library(folder), FAST, log=lines.append, models=pool, keep_warm=1.0)
     client = TestClient(server.create_app(Library(folder), door, queue=queue), base_url=f"http://127.0.0.1:{PORT}",
                         headers={"X-iGot-Token": door.token})
     try:
@@ -229,9 +229,41 @@ def test_the_queue_lets_go_of_the_runs_own_models_once_empty_and_keeps_those_of_
         put(client, job["id"], b"this is not a recording")
         [done] = finished(client)
         assert done["state"] == "failed"
+        assert [key[0] for key in pool.loaded()] == ["whisper", "diarizer", "llm", "embedder"]  # warm for the next one
+        deadline = time.monotonic() + 10
+        while queue.worker is not None and time.monotonic() < deadline:  # none came in its keep_warm seconds
+            time.sleep(0.05)
+        assert [key[0] for key in pool.loaded()] == ["llm", "embedder"]
     finally:
-        queue.close()  # the worker has ended: the queue is empty
-    assert [key[0] for key in pool.loaded()] == ["llm", "embedder"]
+        queue.close()
+
+
+@pytest.mark.slow  # two recordings made with tiny.en and the speaker models (real weights)
+def test_a_recording_added_after_another_finished_loads_no_model_again(devdata, folder, door, lines):
+    """Issue 53: a researcher adds the next call minutes after the last; the queue kept Whisper and
+    the speaker models warm, so the second recording loads none of them (the same objects in the
+    pool, nothing added), and stops only the server lets them go."""
+    pool = Models(keep=True)
+    queue = Queue(Library(folder), FAST, log=lines.append, models=pool)
+    client = TestClient(server.create_app(Library(folder), door, queue=queue), base_url=f"http://127.0.0.1:{PORT}",
+                        headers={"X-iGot-Token": door.token})
+    try:
+        kept = {}
+        for name in ("jfk.flac", "LJ001-0001.flac"):
+            data = next(devdata.rglob(name)).read_bytes()
+            [job] = client.post("/api/queue", json={"files": [{"name": name, "size": len(data)}], "language": "en"}).json()["jobs"]
+            put(client, job["id"], data)
+            assert finished(client, 300)[-1]["state"] == "done", lines
+            if not kept:
+                kept = {key: pool.get(key, lambda: None) for key in pool.loaded()}
+                assert {key[0] for key in kept} >= {"whisper", "diarizer"}, kept
+                time.sleep(0.5)  # the first is done a while before the second comes
+        assert pool.loaded() == list(kept)  # nothing loaded for the second, nothing let go of
+        assert all(pool.get(key, lambda: None) is model for key, model in kept.items())
+        assert queue.worker is not None and queue.worker.is_alive()  # keeping them warm
+    finally:
+        queue.close()
+    assert not {key[0] for key in pool.loaded()} & {"whisper", "diarizer"}
 
 
 @pytest.mark.slow  # a recording made with tiny.en, summarised by SmolLM2 and embedded by all-MiniLM-L6-v2 (real weights)

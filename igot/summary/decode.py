@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from igot.summary import loops
+
 # Models whose forward takes ready-made masks per layer type ({"full_attention": ...,
 # "sliding_attention": ...}); others go through generate().
 SUPPORTED = {"gemma3_text"}
@@ -37,11 +39,13 @@ def cache_argument(model: Any) -> str:
 
 
 def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int], pad: int,
-           graphs: bool | None = None, on_token: Callable[[], None] | None = None) -> Any:
+           graphs: bool | None = None, on_token: Callable[[], None] | None = None,
+           stuck: Callable[[list[int]], bool] | None = loops.looping) -> Any:
     """New tokens [rows, max_new_tokens] for left-padded `ids` with their attention `mask`.
     A row that wrote a stop token goes on with `pad`, as generate() does; the loop ends when every
     row has ended. graphs=False: no CUDA graph on CUDA either (they are only ever used on CUDA).
-    on_token: called after each step (the first token included), for a progress bar."""
+    on_token: called after each step (the first token included), for a progress bar. stuck: whether
+    a row's tokens so far are a loop, which ends it too (None: only stop tokens end a row)."""
     import torch
     from transformers import StaticCache
     from transformers.cache_utils import StaticSlidingWindowLayer
@@ -105,8 +109,14 @@ def greedy(model: Any, ids: Any, mask: Any, max_new_tokens: int, stops: set[int]
     done = 1
     replay = None
     while done < max_new_tokens:
-        if done % CHECK_EVERY == 0 and bool(ended.all()):
-            break
+        if done % CHECK_EVERY == 0:
+            # A row stuck in a loop ends here, as if it had written a stop token (igot.summary.loops):
+            # its repeats would only be left out of the summary, at ~0.1 s a token on a CPU.
+            looped = [i for i, row in enumerate(new[:, :done].tolist()) if stuck and not ended[i] and stuck(row)]
+            if looped:
+                ended[looped] = True
+            if bool(ended.all()):
+                break
         if graphs and replay is None and done >= 3:  # a few plain steps first: kernels chosen, memory settled
             replay = torch.cuda.CUDAGraph()
             torch.cuda.synchronize()

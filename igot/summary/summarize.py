@@ -27,7 +27,7 @@ from igot.errors import IgotError, install_hint
 from igot.links import link_at
 from igot.runtime.devices import free_memory, pick_device
 from igot.runtime.progress import Bar, Progress
-from igot.summary import decode
+from igot.summary import decode, loops
 from igot.text import clean_text, format_clock
 from igot.transcript import Citation, SummaryPoint, Transcript
 
@@ -59,11 +59,16 @@ class SummaryOptions:
     # Room for about 15 bullets with their times. Not swept; the stage's time with it:
     # benchmarks/README.md, "The summary stage alone".
     max_new_tokens: int = 768
-    # An answer gets no more tokens than the text it reads has (the transcript, or the summaries it
-    # merges), and at least this many. Small models given room write until it is used up, repeating
-    # themselves: SmolLM2 135M wrote all 768 tokens for a 41 s call, ~80 s on 2 cores. An interview
-    # of more than ~4 minutes is longer than 768 tokens, so it is unchanged. Not swept.
-    least_new_tokens: int = 256
+    # An answer gets answer_share of the tokens of the text it reads (the transcript, or the
+    # summaries it merges), at least least_new_tokens and at most max_new_tokens: a summary in
+    # proportion to the interview. Small models given room write until it is used up, repeating
+    # themselves (SmolLM2 135M wrote all 768 tokens for a 41 s call, ~80 s on 2 cores), and each
+    # token is ~0.1 s on 2 cores: a 30-second call (~130 tokens) gets 128, not 256. 128 holds
+    # three bullets with a quote and a time each; an interview of more than ~6 minutes (1,536
+    # tokens) gets all 768, as before. Chosen, not swept: no instruction-tuned weights here to
+    # judge longer answers by (docs/findings.md, "Short recordings in the workspace").
+    answer_share: float = 0.5
+    least_new_tokens: int = 128
     # Chunks summarised together in one generate call: a one-hour interview is 3-4 chunks, so its
     # map step is one decode loop; four rows of 8192 tokens fit a T4 beside Gemma 3 1B in float32
     # (docs/findings.md, "Summary chunks"; `benchmarks/summary_gpu.py --batches 1,4` times it).
@@ -148,18 +153,24 @@ class LLM:
         """The model's answer to `prompt`, greedy: the same transcript gives the same summary."""
         return self.generate_many([prompt], max_new_tokens)[0]
 
-    def generate_many(self, prompts: list[str], max_new_tokens: int, on_token: Optional[Callable[[], None]] = None) -> list[str]:
+    def generate_many(self, prompts: list[str], max_new_tokens: int, on_token: Optional[Callable[[], None]] = None,
+                      stop_loops: bool = True) -> list[str]:
         """The answers to independent prompts, decoded together: one step loop for all of them
         instead of one per prompt (a decode step costs about the same for 1 or 4 rows on a GPU).
         Shorter prompts are padded on the left and masked, so each answer is the one it gets alone.
-        on_token: called at each new token of the rows (the progress bar's tick)."""
+        on_token: called at each new token of the rows (the progress bar's tick). stop_loops: a row
+        stuck in a loop ends there (igot.summary.loops); False: only at its end token or its room."""
         import torch
         from transformers import GenerationConfig, StoppingCriteria, StoppingCriteriaList
 
-        class Tick(StoppingCriteria):  # never stops anything: only says a step was made
+        class Tick(StoppingCriteria):  # says a step was made; stops a row stuck in a loop (igot.summary.loops)
             def __call__(self, input_ids, scores, **kwargs):
-                on_token()
-                return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+                if on_token:
+                    on_token()
+                written = input_ids[:, width:]
+                if not stop_loops or written.shape[1] % decode.CHECK_EVERY:
+                    return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+                return torch.tensor([loops.looping(row) for row in written.tolist()], device=input_ids.device)
 
         defaults = self.model.generation_config
         eos = defaults.eos_token_id
@@ -173,11 +184,12 @@ class LLM:
         mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device)
         with torch.inference_mode(), attention_kernels(device):
             if decode.can_decode(self.model):  # Gemma 3: our loop, one CUDA graph launch a token
-                out = decode.greedy(self.model, ids, mask, max_new_tokens, stops, pad, on_token=on_token)
+                out = decode.greedy(self.model, ids, mask, max_new_tokens, stops, pad, on_token=on_token,
+                                    stuck=loops.looping if stop_loops else None)
             else:
                 config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=eos,
                                           bos_token_id=defaults.bos_token_id, pad_token_id=pad)
-                ticks = StoppingCriteriaList([Tick()] if on_token else [])
+                ticks = StoppingCriteriaList([Tick()])
                 out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
                                           stopping_criteria=ticks)[:, width:]
         answers = []
@@ -536,9 +548,9 @@ def merge(t: Transcript, parts: list[Part], llm: LLM, merge_prompt: str, limit: 
 
 
 def answer_room(read: list[int], options: SummaryOptions) -> int:
-    """New tokens for one generate call whose rows read texts of `read` tokens: as many as the
-    longest has, within [options.least_new_tokens, options.max_new_tokens]."""
-    return min(options.max_new_tokens, max(options.least_new_tokens, *read))
+    """New tokens for one generate call whose rows read texts of `read` tokens: options.answer_share
+    of the longest, within [options.least_new_tokens, options.max_new_tokens]."""
+    return min(options.max_new_tokens, max(options.least_new_tokens, math.ceil(options.answer_share * max(read))))
 
 
 def merge_budget(t: Transcript, llm: LLM, merge_prompt: str, limit: int, max_new_tokens: int) -> int:
@@ -616,9 +628,15 @@ def parse_time(text: str) -> Optional[float]:
 
 
 def points_of(t: Transcript, answer: str, options: Optional[SummaryOptions] = None) -> list[SummaryPoint]:
-    """The summary points of the model's answer, checked; a bullet that was only its times (a model
-    cut short, or listing moments) has nothing to show and is left out."""
-    return [p for p in check_points(t, parse_bullets(answer), options) if clean_text(p.text)]
+    """The summary points of the model's answer, checked. Left out: a bullet that was only its times
+    (a model cut short, or listing moments), which has nothing to show, and a model's loop (one
+    phrase said again and again, or what an earlier point said: igot.summary.loops)."""
+    shown: list[SummaryPoint] = []
+    for point in check_points(t, parse_bullets(answer), options):
+        if clean_text(point.text) and not loops.repeats_itself(point.text) \
+                and not loops.same_point(point.text, [p.text for p in shown]):
+            shown.append(point)
+    return shown
 
 
 def check_points(t: Transcript, bullets: list[str], options: Optional[SummaryOptions] = None) -> list[SummaryPoint]:

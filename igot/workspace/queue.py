@@ -68,6 +68,11 @@ MAX_LINK = 2000  # characters of one link
 MAX_PATH = 4096  # characters of one path (Linux's own limit)
 MAX_NAME = 200  # characters of an interview's name, and of the speakers' names
 KEPT_FINISHED = 50  # finished jobs still listed, newest first
+# Seconds the run's own models (Whisper, the speaker models) stay loaded once the queue is empty: a
+# researcher adds the next call minutes after the last, and loading them again is what a short
+# recording waits for most after the summary (benchmarks/README.md, "Short recordings in the
+# workspace"). Past it their memory goes back until the next recording comes.
+KEEP_WARM = 15 * 60
 UPLOAD_IDLE = 15 * 60  # seconds: an upload that stopped this long ago (its page closed) is dropped
 UPLOADS = Path(".igot") / "uploads"
 CLAIM = ".job"  # in a job's upload folder: locked while its process lives, it names the recording placed
@@ -195,10 +200,11 @@ class Queue:
     bundled models); the page adds each batch's language, speakers and names. `recording_folders`:
     where recordings already on this computer may be added from by their path (none: only files
     sent from the page, and links). `models`: the pool the runs load into, the workspace's (None:
-    one of its own); kept while the queue has work."""
+    one of its own); kept while the queue has work and `keep_warm` seconds after (KEEP_WARM)."""
 
     def __init__(self, lib: Library, options: Optional[RunOptions] = None, log: Callable[[str], None] = lambda m: None,
-                 recording_folders: Sequence[Path | str] = (), models: Optional[Models] = None):
+                 recording_folders: Sequence[Path | str] = (), models: Optional[Models] = None,
+                 keep_warm: float = KEEP_WARM):
         self.lib = lib
         self.folder = lib.folder
         self.recording_folders = [Path(os.path.abspath(Path(f).expanduser())) for f in recording_folders]
@@ -215,6 +221,9 @@ class Queue:
         self.lock = threading.Lock()
         self.worker: Optional[threading.Thread] = None
         self.models = models or Models(keep=True)  # kept: while jobs wait, a model once loaded is not loaded again
+        self.keep_warm = keep_warm
+        self.wake = threading.Event()  # a job waits, or the server stops: the worker keeping the models warm goes on
+        self.closed = False
         self.numbered = 0
         self.forget_left()
 
@@ -407,8 +416,11 @@ class Queue:
             return job.view(time.monotonic())
 
     def close(self) -> None:
-        """The server stops: nothing more starts, and the running job stops at its next stage."""
+        """The server stops: nothing more starts, the running job stops at its next stage, and the
+        run's own models are let go of."""
         with self.lock:
+            self.closed = True
+            self.wake.set()
             for job in self.jobs:
                 if job.state in ("uploading", "waiting"):
                     job.state = "cancelled"
@@ -436,23 +448,36 @@ class Queue:
 
     # --- the worker --------------------------------------------------------------------------
     def start_worker(self) -> None:
-        """A worker when a job waits and none runs (called with the lock held)."""
-        if self.worker is None and any(j.state == "waiting" for j in self.jobs):
+        """A worker when a job waits and none runs; the one keeping the models warm woken (called
+        with the lock held)."""
+        if not any(j.state == "waiting" for j in self.jobs):
+            return
+        if self.worker is None:
             self.worker = threading.Thread(target=self.work, daemon=True, name="igot-adding")
             self.worker.start()
+        self.wake.set()
 
     def work(self) -> None:
         while True:
             with self.lock:
-                job = next((j for j in self.jobs if j.state == "waiting"), None)
+                job = None if self.closed else next((j for j in self.jobs if j.state == "waiting"), None)
                 if job is None:
-                    # The run's own models' memory back until the next recording comes; the LLM and
-                    # the embedder stay, which search, Ask and the summary done again use.
-                    self.models.free(RUN_ONLY)
-                    self.worker = None
-                    return
-                job.state, job.progress = "running", Progress(list(planned_stages(job.options, run_device(job.options))))
-            self.make(job, self.models)
+                    self.wake.clear()
+                else:
+                    job.state, job.progress = "running", Progress(list(planned_stages(job.options, run_device(job.options))))
+            if job is not None:
+                self.make(job, self.models)
+                continue
+            if not self.closed:
+                self.wake.wait(self.keep_warm)  # the models kept for the next recording
+            with self.lock:
+                if not self.closed and any(j.state == "waiting" for j in self.jobs):
+                    continue
+                # None came: the run's own models' memory back until the next recording comes; the
+                # LLM and the embedder stay, which search, Ask and the summary done again use.
+                self.models.free(RUN_ONLY)
+                self.worker = None
+                return
 
     def make(self, job: Job, models: Models) -> None:
         """Run the job's recording into an interview, and say how it went on the job."""

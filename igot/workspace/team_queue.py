@@ -38,7 +38,7 @@ from igot.runtime import changes
 from igot.runtime.files import STATE, first_link, remove_tree
 from igot.team import jobs
 from igot.team.db import TeamDB
-from igot.workspace.queue import SHOWN, STOPS_AT, Cancelled, Gone, Job, Queue, forget_left_jobs, one_line, \
+from igot.workspace.queue import KEEP_WARM, SHOWN, STOPS_AT, Cancelled, Gone, Job, Queue, forget_left_jobs, one_line, \
     remove_upload, take_back
 from igot.outputs.store import Library
 
@@ -345,6 +345,7 @@ class TeamQueue(Queue):
     # --- the server's own worker ----------------------------------------------------------------
     def work(self) -> None:
         ran = False
+        last = time.monotonic()  # when the last job here ended
         while not self.halt.is_set():
             if time.monotonic() - self.external_asked < EXTERNAL_WINDOW:
                 job = None
@@ -355,7 +356,9 @@ class TeamQueue(Queue):
                     self.log(f"The queue could not be read ({err}); trying again.")
                     job = None
             if job is None:
-                if ran:  # the run's own models' memory back until the next recording comes
+                # The run's own models kept warm for the next recording a while (queue.KEEP_WARM),
+                # then their memory back until one comes.
+                if ran and time.monotonic() - last >= KEEP_WARM:
                     self.models.free(RUN_ONLY)
                     ran = False
                 self.wake.wait(IDLE_POLL)
@@ -363,6 +366,7 @@ class TeamQueue(Queue):
                 continue
             ran = True
             self.run_here(job)
+            last = time.monotonic()
 
     def run_here(self, job: jobs.Job) -> None:
         """Make the job's recording into an interview here, into the library itself."""
