@@ -6,6 +6,8 @@ setting is chosen on "tune" and run once on "check").
     python -m benchmarks.speakers_accuracy --side tune --sweep 0.3,0.4,0.5  # sherpa-onnx's threshold
     python -m benchmarks.speakers_accuracy --side tune --sweep window_shift=0.1,0.2,0.3  # another of its options
     python -m benchmarks.speakers_accuracy --side tune --sweep embed_every=0,5,10  # each value against the first
+    python -m benchmarks.speakers_accuracy --side tune --sweep voices=window,pooled  # CAM++ once, pooled per window
+    python -m benchmarks.speakers_accuracy --side tune --sweep voices=window,voices=pooled+threshold=0.4  # options together
 
 Files per side: AMI meeting excerpts (real far-field meetings, reference turns, scored regions),
 spliced clips, and every pair of the side's voices in a two-person interview with nothing said
@@ -176,7 +178,7 @@ def dev_files(side: str, whisper, work: Path):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("tune", "check", "both"), default="both")
-    parser.add_argument("--sweep", help="sherpa-onnx alone, one run per value: [OPTION=]V1,V2,... (an option of "
+    parser.add_argument("--sweep", help="sherpa-onnx alone, one run per value: [OPTION=]V1,V2,... or OPTION=V+OPTION=V,... (an option of "
                         "SherpaOptions, the clustering threshold unless named; choose on tune)")
     parser.add_argument("--candidates", action="store_true", help="the other per-recording rules too (choose on tune)")
     parser.add_argument("--long", action="store_true", help="the side's long simulated interviews instead "
@@ -259,12 +261,22 @@ def main() -> None:
 
 
 def swept(options: SherpaOptions, spec: str) -> dict[str, SherpaOptions]:
-    """--sweep's runs: "0.4,0.5" (the clustering threshold) or "window_shift=0.1,0.2", by label."""
-    name, _, values = spec.rpartition("=")
-    name = name or "threshold"
-    if name not in {f.name for f in fields(options)}:
-        raise SystemExit(f"--sweep: sherpa-onnx has no option {name!r} (SherpaOptions: {', '.join(f.name for f in fields(options))})")
-    return {f"{name} {v}": replace(options, **{name: type(getattr(options, name))(float(v))}) for v in values.split(",")}
+    """--sweep's runs, by label: "0.4,0.5" (the clustering threshold), "window_shift=0.1,0.2" (a bare
+    value is for the option named last), or "voices=window,voices=pooled+threshold=0.4" (several
+    options at once, joined by +)."""
+    known = {f.name for f in fields(options)}
+    runs, name = {}, "threshold"
+    for item in spec.split(","):
+        changed = {}
+        for part in item.split("+"):
+            key, _, value = part.rpartition("=")
+            name = key or name
+            if name not in known:
+                raise SystemExit(f"--sweep: sherpa-onnx has no option {name!r} (SherpaOptions: {', '.join(sorted(known))})")
+            kind = type(getattr(options, name))
+            changed[name] = value if kind is str else kind(float(value))
+        runs[", ".join(f"{key} {value}" for key, value in changed.items())] = replace(options, **changed)
+    return runs
 
 
 # The rule chosen on "tune" (2026-11-27) first, with the count given beside it; then the candidates

