@@ -125,7 +125,7 @@ def test_someone_with_no_account_opens_the_shared_highlight_and_nothing_else(tmp
         part = stranger.get(f"/s/{key}/clip", headers={"Range": "bytes=1000-1999"})
         assert part.status_code == 206 and part.content == clip.content[1000:2000]
         assert part.headers["content-range"] == f"bytes 1000-1999/{len(clip.content)}"
-        kept = list((folder / ".igot" / "shared").glob("*.mp4"))
+        kept = list((folder / ".igot" / "share-clips").glob("*.mp4"))
         assert len(kept) == 1 and stranger.get(f"/s/{key}/clip").content == clip.content  # made once, kept
         still = stranger.get(f"/s/{key}/still.jpg")
         assert still.status_code == 200 and still.content[:2] == b"\xff\xd8" and still.headers["content-type"] == "image/jpeg"
@@ -210,7 +210,7 @@ def test_someone_with_no_account_opens_the_shared_highlight_and_nothing_else(tmp
         revoked = stranger.get(f"/s/{key}")
         assert revoked.status_code == 404 and revoked.text == gone.text
         assert stranger.get(f"/s/{key}/clip").status_code == 404 and stranger.get(f"/s/{key}/still.jpg").status_code == 404
-        assert not [p for p in (folder / ".igot" / "shared").glob(f"{share_id}-*")]  # its clip and still removed
+        assert not [p for p in (folder / ".igot" / "share-clips").glob(f"{share_id}-*")]  # its clip and still removed
         # Switched off for the whole library: every link gone at once, none made; on again, back.
         assert stranger.get(f"/s/{reel_key}").status_code == 200
         assert ada.c.put("/api/shares/settings", json={"public": False}).json()["public"] is False

@@ -406,18 +406,26 @@ def test_search_finds_what_igot_search_finds_and_a_hit_is_highlighted_where_it_s
 
 
 def test_a_search_typed_while_the_library_still_loads_is_what_the_page_shows(browser, workspace, folder):
-    """A slow machine: the interviews' list answers after the user has already searched. The late
-    answer must not draw the list over the search's hits."""
+    """A slow machine: the user types in the search box before the page has drawn its first view,
+    and the interviews' list answers after they have already searched. What they typed stays in
+    the box, and the late list must not draw over the search's hits."""
     word = next(w for p in phrases(folder, "radio-phone-in") for w in p.text.split() if len(w) >= 5).strip(".,?!").lower()
-    held = []
+    me, lists = [], []
     page = browser.context.new_page()
-    page.route("**/api/library", lambda route: held.append(route) if not held else route.continue_())
+    page.route("**/api/me", lambda route: me.append(route))  # the page draws its first view after this answer
+    page.route("**/api/library", lambda route: lists.append(route) if not lists else route.continue_())
     page.goto(workspace.url, wait_until="domcontentloaded")
-    wait_for(page, "document.querySelector('#view .loading') !== null")
-    page.locator("#q").fill(word)
+    wait_for(page, "document.querySelector('#search-form') !== null")
+    page.locator("#q").fill(word)  # typed while the page still loads
+    while not me:
+        page.wait_for_timeout(50)
+    me[0].continue_()  # the first view (the library) starts now, its list held
+    while not lists:
+        page.wait_for_timeout(50)
+    assert page.locator("#q").input_value() == word
     page.keyboard.press("Enter")
     page.locator(".hit").first.wait_for()
-    held[0].continue_()  # the first page's list arrives now, late
+    lists[0].continue_()  # the first view's list arrives now, late
     page.wait_for_timeout(500)
     page.wait_for_load_state("networkidle")
     assert page.locator(".hit").count() >= 1 and page.locator("table.list").count() == 0

@@ -203,14 +203,14 @@ def tag_parts(lib: Library, tag: str) -> list[Part]:
 
 
 # --- kept clips: a shared link's, made once -----------------------------------------------------------
-KEPT = "shared"  # LIB/.igot/shared: each link's clip and still, named by the link's public id (never its key)
+KEPT = "share-clips"  # LIB/.igot/share-clips: each link's clip and still, named by the link's public id (never its key)
 STILL_WIDTH = 1200  # what chat tools show best (1200 x 630 and the like)
 _making: dict[str, threading.Lock] = {}
 _making_guard = threading.Lock()
 
 
 def kept_folder(folder: Path) -> Path:
-    """LIB/.igot/shared, made when missing, reached through no link."""
+    """LIB/.igot/share-clips, made when missing, reached through no link."""
     return own_folder(Path(folder) / STATE / KEPT, Path(folder))
 
 
@@ -268,7 +268,7 @@ def forget_kept(folder: Path, owner: str, keep: str = "") -> None:
 
 
 def kept_clip(folder: Path, owner: str, parts: Sequence[Part], title: str = "") -> Path:
-    """The clip of `parts`, made once and kept in LIB/.igot/shared as `owner`-... (a link's public
+    """The clip of `parts`, made once and kept in LIB/.igot/share-clips as `owner`-... (a link's public
     id and which of its clips: "ID-clip0") until what it shows changes."""
     if not parts:
         raise IgotError("No highlight to make a clip of has its recording on this computer.",

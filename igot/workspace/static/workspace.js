@@ -33,6 +33,8 @@ const VIEWS = new Map([
   ["shared", () => showShared()],  // links for people outside the team (a team's server only)
 ]);
 
+let lastView = null;  // the view shown before this one
+
 function route() {
   const hash = location.hash.replace(/^#/, "") || "/";
   const [path, query] = hash.split("?");
@@ -45,7 +47,10 @@ function route() {
   state.phraseEls = null;
   state.order = null;
   state.shown += 1;  // answers that come after the user moved on are dropped
-  if (parts[0] !== "search") document.getElementById("q").value = "";
+  // The box keeps a search's words while it is shown; leaving the search empties it. Only then: what
+  // someone typed while the page was still loading is theirs, not the last search's.
+  if (parts[0] !== "search" && lastView === "search") document.getElementById("q").value = "";
+  lastView = parts[0];
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active",
     (a.dataset.nav === "tags" && (parts[0] === "tags" || parts[0] === "tag")) || (a.dataset.nav === "library" && !parts.length)
     || (a.dataset.nav === "reports" && parts[0] === "report")
