@@ -130,6 +130,18 @@ def highlight_shown(lib: Library, target: Target) -> Shown:
                  0 if parts else None, parts[0] if parts and parts[0].video else None)
 
 
+def cited(lib: Library, opened: dict, stem: str, highlight_id: str, target: Target) -> tuple:
+    """A highlight of a reel or a report: (the highlight, who said it, the interview, its recording
+    or None) as the link shows them; each interview opened once (`opened`, by stem)."""
+    if stem not in opened:
+        t = lib.open(stem).transcript
+        opened[stem] = (t, media_file(t, lib.folder))
+    t, media = opened[stem]
+    h = highlights.find(t, highlight_id)
+    return (h, speaker_shown(t, t.highlight_speaker(h), target.hide_names),
+            interview_shown(t, stem, target.hide_interview), media)
+
+
 @kind(shares.REEL)
 def reel_shown(lib: Library, target: Target) -> Shown:
     found = tag_quotes(lib.listing()[0], target.thing)
@@ -137,13 +149,7 @@ def reel_shown(lib: Library, target: Target) -> Shown:
         raise Gone(f"No highlight has the tag {target.thing!r} any more.", "Share it again.")
     quotes, parts, opened = [], [], {}
     for q in found:
-        if q.stem not in opened:
-            t = lib.open(q.stem).transcript
-            opened[q.stem] = (t, media_file(t, lib.folder))
-        t, media = opened[q.stem]
-        h = highlights.find(t, q.highlight)
-        who = speaker_shown(t, t.highlight_speaker(h), target.hide_names)
-        interview = interview_shown(t, q.stem, target.hide_interview)
+        h, who, interview, media = cited(lib, opened, q.stem, q.highlight, target)
         quotes.append(Quote(typed_line(q.quote), who, interview, q.start))
         if media is not None:
             parts.append(Part(media, q.start, q.end, is_video(media), clip_title(who, interview, q.start)))
@@ -166,13 +172,7 @@ def report_shown(lib: Library, target: Target) -> Shown:
         for q in finding.quotes:
             if q.removed:
                 continue
-            if q.stem not in opened:
-                t = lib.open(q.stem).transcript
-                opened[q.stem] = (t, media_file(t, lib.folder))
-            t, media = opened[q.stem]
-            h = highlights.find(t, q.highlight)
-            who = speaker_shown(t, t.highlight_speaker(h), target.hide_names)
-            interview = interview_shown(t, q.stem, target.hide_interview)
+            h, who, interview, media = cited(lib, opened, q.stem, q.highlight, target)
             clip = None
             if media is not None:
                 part = Part(media, h.start, h.end, is_video(media), clip_title(who, interview, h.start))
@@ -226,7 +226,7 @@ def page(what: Shown, base: str) -> str:
     a = lambda text: escape(text, quote=True)  # noqa: E731
     meta = [f'<meta property="og:title" content="{a(what.title)}">',
             f'<meta property="og:description" content="{a(what.description)}">',
-            f'<meta property="og:site_name" content="iGot">',
+            '<meta property="og:site_name" content="iGot">',
             f'<meta name="twitter:title" content="{a(what.title)}">',
             f'<meta name="twitter:description" content="{a(what.description)}">']
     if what.still is not None:

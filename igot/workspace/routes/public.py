@@ -55,6 +55,16 @@ def router(ctx: Context) -> APIRouter:
         embed = draw is public.embed
         return HTMLResponse(draw(what, f"{origin}{PREFIX}{key}"), headers=public.headers(embed=embed))
 
+    async def kept_file(made, media_type: str) -> Response:
+        """The file `made` returns (made in a thread: ffmpeg may run), or the link's gone page."""
+        try:
+            path = await run_in_threadpool(made)
+        except IgotError:
+            path = None
+        if path is None:
+            return gone()
+        return FileResponse(path, media_type=media_type, headers=public.headers(media=True))
+
     async def clip(key: str, n: Optional[int]) -> Response:
         def made():
             got = opened(key, False)
@@ -65,13 +75,7 @@ def router(ctx: Context) -> APIRouter:
             if index is None:
                 return None
             return clips.kept_clip(lib.folder, f"{found.id}-clip{index}", public.clip_parts(what, index))
-        try:
-            path = await run_in_threadpool(made)
-        except IgotError:
-            path = None
-        if path is None:
-            return gone()
-        return FileResponse(path, media_type="video/mp4", headers=public.headers(media=True))
+        return await kept_file(made, "video/mp4")
 
     @r.api_route(PREFIX + "{key}", methods=BOTH, dependencies=[need(PUBLIC)])
     async def shared_page(key: str, request: Request) -> Response:
@@ -96,12 +100,6 @@ def router(ctx: Context) -> APIRouter:
             if got is None or got[1].still is None:
                 return None
             return clips.kept_still(lib.folder, f"{got[0].id}-still", got[1].still)
-        try:
-            path = await run_in_threadpool(made)
-        except IgotError:
-            path = None
-        if path is None:
-            return gone()
-        return FileResponse(path, media_type="image/jpeg", headers=public.headers(media=True))
+        return await kept_file(made, "image/jpeg")
 
     return r
