@@ -11,9 +11,7 @@ from igot.links import link_at
 from igot.media.audio import load_audio
 from igot.refine.mend import MendOptions, mend, speech
 from igot.transcript import Phrase, Source, Transcript, Word
-from igot_dev.synth import espeak_available, synth_conversation
-
-pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs espeak-ng (Debian package espeak-ng)")
+from igot_dev.synth import synth_conversation
 
 URL = "https://www.youtube.com/watch?v=abcdefghijk"
 
