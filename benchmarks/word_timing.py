@@ -23,8 +23,13 @@ difference in the share of edges (starts and ends) within 100 ms, mended minus e
 95 % bootstrap interval over recordings.
 
     python -m benchmarks.word_timing [--work FOLDER]
+    python -m benchmarks.word_timing --batches 1,4 [--work FOLDER]
 
 The transcriptions are kept in FOLDER (default: a temporary one) so a second run only mends.
+--batches A,B instead compares two ways of decoding on the CPU (WhisperModel.batch_size; 1: one 30 s
+window after the other, the engine's own transcribe; 4: faster-whisper's batched pipeline): the
+word times each gives, mended with iGot's MendOptions (chosen on tune), on check's recordings, the
+pooled difference in edges within 100 ms B minus A with its 95 % bootstrap interval.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -114,14 +119,14 @@ def timit(folder: Path) -> Recording:
     return Recording("timit-LDC93S1", "check", "timit", "en", str(wav), truth)
 
 
-def transcribed(recordings: list[Recording], folder: Path) -> dict[str, Transcript]:
-    """Each recording's transcript, made once and kept in `folder`."""
+def transcribed(recordings: list[Recording], folder: Path, batch: int = 0) -> dict[str, Transcript]:
+    """Each recording's transcript, made once and kept in `folder` (batch: WhisperModel.batch_size)."""
     done, models = {}, {}
     for r in recordings:
-        kept = folder / f"{r.name}.transcript.json"
+        kept = folder / (f"{r.name}.transcript.json" if not batch else f"{r.name}.batch{batch}.transcript.json")
         if not kept.exists():
             name = MODELS[r.language]
-            models[name] = models.get(name) or load_whisper(name, "faster-whisper", "cpu")
+            models[name] = models.get(name) or replace(load_whisper(name, "faster-whisper", "cpu"), batch_size=batch)
             transcribe(Path(r.wav), models[name], language=r.language, progress=False).save(kept)
         done[r.name] = Transcript.load(kept)
     return done
@@ -180,6 +185,7 @@ def row(set_name: str, way: str, m: np.ndarray) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, help="folder to keep the recordings and transcriptions in (default: a temporary one)")
+    parser.add_argument("--batches", help="A,B: compare the mended word times of two WhisperModel.batch_size values")
     args = parser.parse_args()
     folder = args.work or Path(tempfile.mkdtemp(prefix="igot-word-timing-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -189,6 +195,8 @@ def main() -> None:
     else:
         recordings = espeak_recordings(folder) + [timit(folder)]
         listed.write_text(json.dumps([asdict(r) for r in recordings]))
+    if args.batches:
+        return compare_batches(recordings, folder, *[int(b) for b in args.batches.split(",")])
     transcripts = transcribed(recordings, folder)
     vad_cache: dict = {}
 
@@ -233,6 +241,27 @@ def main() -> None:
         mend(transcripts[r.name], speech(samples, best), best)
     print(f"\nMending on check: {time.perf_counter() - started:.2f} s for {seconds:.0f} s of recordings "
           f"({(time.perf_counter() - started) / seconds:.4f} of the recording)")
+
+
+def compare_batches(recordings: list[Recording], folder: Path, a: int, b: int) -> None:
+    """The mended word times of decoding with batch_size a and with b, on check's recordings."""
+    recordings = [r for r in recordings if r.side == "check"]
+    options, vad_cache, measured = MendOptions(), {}, {}
+    for batch in (a, b):
+        started = time.perf_counter()
+        transcripts = transcribed(recordings, folder, batch)
+        print(f"batch {batch}: transcribed (or read back) in {time.perf_counter() - started:.0f} s", flush=True)
+        measured[batch] = np.array([counts(r, mended(r, transcripts[r.name], options, vad_cache)) for r in recordings])
+    rows, differences = [], []
+    for name, kinds in [(k, [k]) for k in KINDS] + [("all", list(KINDS))]:
+        pick = np.array([r.kind in kinds for r in recordings])
+        rows += [row(f"{name}: check", f"batch {batch}, mended", measured[batch][pick]) for batch in (a, b)]
+        diff, lo, hi = bootstrap(measured[b][pick], measured[a][pick])
+        differences.append({"set": f"{name}: check", "recordings": int(pick.sum()),
+                            f"edges ≤100 ms, batch {b} − batch {a}": f"{diff:+.3f}", "95 % interval": f"[{lo:+.3f}, {hi:+.3f}]"})
+    table(rows, "Share of word starts and ends within 50/100/200 ms of the exact times, mended (MendOptions())")
+    table(differences, "Pooled difference, 95 % bootstrap over recordings")
+
 
 if __name__ == "__main__":
     main()

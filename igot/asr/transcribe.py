@@ -293,7 +293,7 @@ def _shifted(phrase: Phrase, offset: float, limit: float) -> Phrase:
 def _faster_whisper(wm: WhisperModel, audio: np.ndarray, language, vad, progress, duration, batch_size: int,
                     hotwords: Optional[str] = None):
     with Bar(progress, round(duration, 1), "Transcribing", unit="s") as bar:
-        if not vad or not (wm.batch_size or is_gpu(wm.device)):
+        if not vad or batch_size <= 1:  # batched decoding needs the VAD's chunks (below)
             phrases, language = decode_then_time(wm, audio, language, vad, bar, hotwords)
             return (with_speech_filled(wm, audio, phrases, language) if hotwords else phrases), language
         from faster_whisper import BatchedInferencePipeline

@@ -35,7 +35,13 @@ class TranscriptionOptions:
     # large-v3 at 32 peaks at 10.9 GiB, within a T4's 15 GB (benchmarks/README.md, "Whisper alone":
     # whisper_gpu.py --batch 16,32).
     gpu_batch: int = 32
-    # Windows the transformers engine decodes together on a CPU. Not measured on a table.
+    # Windows decoded together on a CPU, by either engine. faster-whisper's batched pipeline (with
+    # iGot's repair) times the words from the encoding it decoded, where one window after another
+    # (batch_size 1) encodes each window again to time them: on 2 cores, Whisper base, 10 minutes
+    # of Portuguese took 32.3 s against 64.9 s, as many words (1,075); WER batched less sequential
+    # on the held-out recordings -0.009 [-0.062, +0.030]. Batch 8 was no faster than 4 on tune
+    # (benchmarks/transcription_accuracy.py, cpu_transcription.py; docs/findings.md,
+    # "Transcription on a CPU"). The transformers engine: not measured on a table.
     cpu_batch: int = 4
     # Seconds of a long recording read and transcribed at once on a GPU, three times a CPU's
     # audio.PIECE_SECONDS: longer pieces keep its batches full, and RAM is not what limits a GPU
@@ -53,11 +59,9 @@ class WhisperModel:
     precision: str  # "float16", "int8", "float32"
     model: Any  # faster_whisper.WhisperModel, whisper.model.Whisper or transformers' WhisperForConditionalGeneration
     processor: Any = None  # transformers' WhisperProcessor (features and tokenizer), for that engine only
-    # 30 s windows decoded together. 0: faster-whisper batches only on a GPU (TranscriptionOptions), where
-    # batching is what makes an hour take minutes; on a CPU it decodes them one after the other,
-    # its own default way, which batching did not beat on the held-out recordings (pooled WER
-    # -0.035 [-0.085, +0.004] with its repair, -0.004 [-0.058, +0.050] without:
-    # benchmarks/transcription_accuracy.py). The transformers engine always batches (4 on a CPU).
+    # 30 s windows decoded together. 0: TranscriptionOptions' for the device (gpu_batch, cpu_batch);
+    # 1: one after the other, faster-whisper's own sequential transcribe (its words exactly, timed
+    # afterwards: decode_then_time), which batching beats on time alone.
     batch_size: int = 0
 
     @property
