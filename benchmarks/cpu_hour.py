@@ -47,6 +47,14 @@ less for the decoder to read), and a window over a piece's last few seconds writ
 first, so each window is one segment: word timing reads ~30 s phrases, not ~5-10 s ones. The run
 prints the windows, tokens and words it got (an interview: ~150 words a minute).
 
+A CPU run decodes 4 windows at once (faster-whisper's batched pipeline over its VAD's chunks,
+then iGot's repair). The random weights cannot show what that costs: they write a full window of
+tokens for every chunk however short, and time their words at random, so the repair decodes many
+chunks again (10 min: 33 windows against 18, 234 s against 161 s one after another), while the
+real Whisper base on the same audio takes half the time batched (32.3 s against 64.9 s, as many
+words; benchmarks/cpu_transcription.py). So `--batch 1` (one window after another, which the
+random weights do write like a real model) gives the transcription's upper bound for a real run.
+
 The summary's tokenizer is a BPE, and punctuation's a Unigram model, trained here on words like
 Whisper's (no real Gemma or XLM-R tokenizer offline) to ~1.6 tokens a word, and the random
 punctuator's biases are fitted so that its marks come in a transcript's shares (MARKS). The run
@@ -329,7 +337,7 @@ def worst_case_llm():
     return WorstCaseLLM
 
 
-def measured_models(meter: Meter, whisper_length: int, llm_dtype):
+def measured_models(meter: Meter, whisper_length: int, llm_dtype, whisper_batch: int = 0):
     """iGot's Models as a run uses them, telling the meter when each stage's model loads, setting
     faster-whisper's max_length and counting its decoding, and loading the summary model in
     --summary-dtype."""
@@ -347,6 +355,7 @@ def measured_models(meter: Meter, whisper_length: int, llm_dtype):
         def whisper(self, name, engine, device, offline=False):
             loaded = super().whisper(name, engine, device, offline)
             loaded.model.max_length = whisper_length  # faster_whisper.WhisperModel's own attribute
+            loaded.batch_size = whisper_batch or loaded.batch_size
             if not isinstance(loaded.model.model, CountedWhisper):
                 self.counted = loaded.model.model = CountedWhisper(loaded.model.model)
             return loaded
@@ -365,6 +374,9 @@ def main() -> None:
     parser.add_argument("--language", choices=["pt", "en"], default="pt")
     parser.add_argument("--whisper", choices=list(WHISPER), default="small", help="the shape of Whisper")
     parser.add_argument("--words", type=int, default=70, help="words Whisper writes per 30 s window, about")
+    parser.add_argument("--batch", type=int, default=0,
+                        help="windows faster-whisper decodes together (default 0: a CPU run's, "
+                             "TranscriptionOptions.cpu_batch; 1: one window after another, see above)")
     parser.add_argument("--tokens-per-word", type=float, help="Whisper's (default: the language's, pt 1.6, en 1.3)")
     parser.add_argument("--align-model", choices=["base", "large", "none"], default="none",
                         help="wav2vec2 shape for precise word timing (default none: the engine's word "
@@ -409,7 +421,7 @@ def main() -> None:
                          summary=paths["summary"] is not None, llm_model=paths["summary"] and str(paths["summary"]))
     meter = Meter()
     tokens = round(args.words * args.tokens_per_word)  # a window's, after its timestamp
-    models = measured_models(meter, 2 * (tokens + 3), getattr(torch, args.summary_dtype))
+    models = measured_models(meter, 2 * (tokens + 3), getattr(torch, args.summary_dtype), args.batch)
     out = Path(tempfile.mkdtemp(prefix="run-", dir=args.work))  # a new work folder: no stage is reused
     try:
         meter.start("audio")
