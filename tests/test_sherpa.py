@@ -6,11 +6,12 @@ noted beside each test."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 
 import pytest
 
-from igot.speakers.sherpa import EMBEDDING_FILE, SEGMENTATION_FILE, diarize_sherpa, load_sherpa
+from igot.speakers.sherpa import EMBEDDING_FILE, MOST_EXTRACTORS, SEGMENTATION_FILE, diarize_sherpa, load_sherpa
 from igot_dev.evaluate import diarization_errors, read_rttm, read_rttm_files, read_uem
 
 
@@ -197,10 +198,13 @@ def test_run_here_the_recipe_gives_sherpa_onnx_s_turns_and_one_window_in_ten_emb
     folder = diarizer.segmentation.parent
     theirs = diarize_sherpa(wav, load_sherpa(replace(diarizer.options, embed_every=0), folder=folder), num_speakers=3)
     assert diarizer.options.embed_every == 1 and diarizer.pipeline is None
-    counted_every = _Counted(diarizer.extractor)
-    assert diarize_sherpa(wav, replace(diarizer, extractor=counted_every), num_speakers=3) == theirs
+    # Several pieces embedded at once, one per core (2 here), and still sherpa-onnx's turns.
+    assert len(diarizer.extractors) == min(os.cpu_count() or 1, MOST_EXTRACTORS)
+    assert diarize_sherpa(wav, diarizer, num_speakers=3) == theirs
+    counted_every = _Counted(diarizer.extractors[0])
+    assert diarize_sherpa(wav, replace(diarizer, extractors=(counted_every,)), num_speakers=3) == theirs
     tenth = load_sherpa(replace(diarizer.options, embed_every=10), folder=folder)
-    tenth.extractor = counted_tenth = _Counted(tenth.extractor)
+    tenth.extractors = (counted_tenth := _Counted(tenth.extractors[0]),)
     turns = diarize_sherpa(wav, tenth, num_speakers=3)
     assert counted_tenth.seconds <= 30.0 and counted_every.seconds >= 5 * counted_tenth.seconds > 0
     assert counted_every.calls >= 5 * counted_tenth.calls

@@ -32,6 +32,9 @@ POWERSET = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, 
 MIN_FRAMES = 10
 # Segmentation windows run through the model at once.
 BATCH = 8
+# Key windows whose local speakers' pieces go to `embed` together (each piece still embedded alone:
+# several extractors take them at once, igot.speakers.sherpa.SherpaDiarizer.extractors).
+EMBED_GROUP = 16
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,13 @@ def local_speakers(session: Any, samples: np.ndarray, shape: Segmentation, tick:
     return np.concatenate(found)
 
 
-def diarize_windows(samples: np.ndarray, labels: np.ndarray, shape: Segmentation, embed: Callable[[np.ndarray], np.ndarray],
+def diarize_windows(samples: np.ndarray, labels: np.ndarray, shape: Segmentation,
+                    embed: Callable[[list[np.ndarray]], list[np.ndarray]],
                     cluster: Callable[[np.ndarray], list[int]], embed_every: int, min_on: float, min_off: float,
                     tick: Callable[[], None] = lambda: None,
                     pooled: Optional[Callable[[np.ndarray, np.ndarray], dict]] = None) -> list[tuple[float, float, int]]:
     """(start, end, speaker) turns from the windows' local speakers (`labels`, local_speakers'):
-    `embed(samples)` gives the voice of a local speaker's lone speech, `cluster(voices)` a cluster
+    `embed(pieces)` gives the voices of local speakers' lone speech, in order, `cluster(voices)` a cluster
     per voice. `pooled(alone, heard)`, when given, gives every voice at once instead, by (window,
     local speaker) (igot.speakers.pooled), and `embed` and `embed_every` are not used. In time
     order of speaker, as sherpa-onnx returns them."""
@@ -125,7 +129,7 @@ def diarize_windows(samples: np.ndarray, labels: np.ndarray, shape: Segmentation
 
 
 def _embed_windows(samples: np.ndarray, alone: np.ndarray, heard: np.ndarray, first: np.ndarray, shape: Segmentation,
-                   embed: Callable[[np.ndarray], np.ndarray], embed_every: int, owner: dict, voices: list,
+                   embed: Callable[[list[np.ndarray]], list[np.ndarray]], embed_every: int, owner: dict, voices: list,
                    tick: Callable[[], None]) -> None:
     """Each local speaker of one window in `embed_every` embedded from its lone speech; the others
     take the voice of the key window's local speaker they are heard with, or are embedded
@@ -134,23 +138,28 @@ def _embed_windows(samples: np.ndarray, alone: np.ndarray, heard: np.ndarray, fi
     keys = np.zeros(windows, dtype=bool)
     keys[::embed_every] = True
 
-    def voice_of(w: int, s: int) -> Optional[int]:
-        vector = embed(_lone_samples(samples, alone[w, :, s], w * shape.shift, shape))
+    def kept(vector: np.ndarray) -> Optional[int]:
         if not np.isfinite(vector).all():
             return None
         voices.append(vector)
         return len(voices) - 1
 
-    for w in np.flatnonzero(keys):
-        for s in np.flatnonzero(heard[w]):
-            found = voice_of(int(w), int(s))
+    def lone(w: int, s: int) -> np.ndarray:
+        return _lone_samples(samples, alone[w, :, s], w * shape.shift, shape)
+
+    key_windows = [int(w) for w in np.flatnonzero(keys)]
+    for at in range(0, len(key_windows), EMBED_GROUP):  # a group's pieces embedded together, in order
+        group = [(w, int(s)) for w in key_windows[at:at + EMBED_GROUP] for s in np.flatnonzero(heard[w])]
+        for key, vector in zip(group, embed([lone(w, s) for w, s in group])):
+            found = kept(vector)
             if found is not None:
-                owner[(int(w), int(s))] = found
-        tick()
+                owner[key] = found
+        for _ in key_windows[at:at + EMBED_GROUP]:
+            tick()
     for w in np.flatnonzero(~keys):
         for s in np.flatnonzero(heard[w]):
             match = _heard_with(alone, first, w, s, keys, owner, frames, shape)
-            found = owner.get(match) if match is not None else voice_of(int(w), int(s))
+            found = owner.get(match) if match is not None else kept(embed([lone(int(w), int(s))])[0])
             if found is not None:
                 owner[(int(w), int(s))] = found
 
