@@ -8,8 +8,8 @@ agglomerative clustering of those embeddings, and the reconstruction of every fr
 segmentation model only as a speech detector and clusters fixed 1.5 s windows, one voice each.
 
 iGot runs that recipe itself over sherpa-onnx's pieces (igot.speakers.overlap: the segmentation
-through onnxruntime in batches, sherpa-onnx's embedding extractor and clustering), with the same
-turns in two thirds of the time (benchmarks/README.md, docs/findings.md). `SherpaOptions.embed_every`
+through onnxruntime in batches, sherpa-onnx's embedding extractors side by side, its clustering),
+with the same turns in under half the time (benchmarks/README.md, docs/findings.md). `SherpaOptions.embed_every`
 0 runs sherpa-onnx's own pipeline; above 1, fewer windows embedded (faster, lost on tune);
 `voices` "pooled", CAM++ run once over the recording and pooled per window (igot.speakers.pooled;
 four times faster, lost on check even at the threshold chosen for it on tune).
