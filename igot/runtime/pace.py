@@ -17,8 +17,8 @@ CPU_PACE: Mapping[str, float] = {
     "transcription": 0.26,  # Whisper small, int8, one window after another: batched (the default) is about half with real weights
     "alignment": 0.32,  # wav2vec2 large (`--word-timing precise` only); English's base model is quicker
     "punctuation": 0.01,
-    "diarization": 0.12,  # sherpa-onnx's recipe with the voices (10 min; the hour's 0.149 was before its pieces ran two at once)
-    "summary": 0.10,  # Gemma 3 270M, every call writing all its room (the worst case)
+    "diarization": 0.10,  # sherpa-onnx's recipe with the voices and phrase voices (10 minutes: 0.12)
+    "summary": 0.09,  # Gemma 3 270M, every call writing all its room (the worst case)
     "meaning": 0.01,  # multilingual-e5-small: an hour's phrases in 28.7 s (benchmarks/search_quality.py), with loading
 }
 # The timed stages of a run after the audio, in the order it does them (igot.pipeline's plan
